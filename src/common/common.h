@@ -1,0 +1,132 @@
+/*
+ * Internal foundations shared by every module: allocation, errors, arenas,
+ * growable buffers, string helpers, hashing, clocks and bit tricks.
+ *
+ * Threads and the worker pool are in common/thread_pool.h; JSON in
+ * common/json.h.
+ */
+#ifndef DF_COMMON_COMMON_H
+#define DF_COMMON_COMMON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "deltafunnel/df_alloc.h"
+#include "deltafunnel/df_error.h"
+
+#define DF_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define DF_MAX(a, b) ((a) > (b) ? (a) : (b))
+#define DF_ARRAY_LEN(a) (sizeof(a) / sizeof((a)[0]))
+#define DF_LIKELY(x) __builtin_expect(!!(x), 1)
+#define DF_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+/* 128-bit integers carry decimals (Arrow decimal128) and overflow-checked products. */
+__extension__ typedef __int128 df_i128;
+__extension__ typedef unsigned __int128 df_u128;
+
+/* Shorthand for the most common failure. */
+#define DF_OOM(err) df_error_set((err), DF_ERR_OUT_OF_MEMORY, "out of memory")
+
+/* ------------------------------------------------------------------------ */
+/* Arenas: bump allocation for objects that die together (a query, a page).  */
+
+typedef struct df_arena_chunk df_arena_chunk;
+
+typedef struct df_arena {
+    df_arena_chunk *head;   /* current chunk (newest first) */
+    size_t chunk_size;      /* default size of new chunks */
+    size_t total;           /* bytes obtained from the allocator */
+    size_t limit;           /* 0 = unlimited; else allocation fails beyond it */
+} df_arena;
+
+/* Initializes an empty arena; nothing is allocated until first use. */
+void df_arena_init(df_arena *arena, size_t chunk_size, size_t limit);
+/* Returns `size` bytes aligned to 16, or NULL when out of memory or over the limit. */
+void *df_arena_alloc(df_arena *arena, size_t size);
+void *df_arena_calloc(df_arena *arena, size_t count, size_t size);
+char *df_arena_strndup(df_arena *arena, const char *s, size_t n);
+/* Frees every chunk but the first, keeps the arena usable. */
+void df_arena_reset(df_arena *arena);
+/* Frees everything. */
+void df_arena_destroy(df_arena *arena);
+
+/* ------------------------------------------------------------------------ */
+/* Growable byte buffer with a hard cap (curl's dynbuf idea).                 */
+
+typedef struct df_buf {
+    char *data;       /* NUL-terminated when non-NULL */
+    size_t len;       /* bytes in use, excluding the terminator */
+    size_t cap;       /* bytes allocated */
+    size_t limit;     /* maximum len; 0 = SIZE_MAX/2 */
+} df_buf;
+
+void df_buf_init(df_buf *b, size_t limit);
+void df_buf_free(df_buf *b);
+void df_buf_reset(df_buf *b);
+/* Each returns DF_OK, DF_ERR_OUT_OF_MEMORY or DF_ERR_LIMIT_EXCEEDED (err may be NULL). */
+df_errkind df_buf_reserve(df_buf *b, size_t extra, df_error *err);
+df_errkind df_buf_append(df_buf *b, const void *data, size_t n, df_error *err);
+df_errkind df_buf_append_str(df_buf *b, const char *s, df_error *err);
+df_errkind df_buf_append_char(df_buf *b, char c, df_error *err);
+df_errkind df_buf_printf(df_buf *b, df_error *err, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Hands the data to the caller (free with df_free) and resets the buffer. */
+char *df_buf_take(df_buf *b);
+
+/* ------------------------------------------------------------------------ */
+/* Strings.                                                                  */
+
+/* Case-insensitive ASCII comparison. */
+int df_ascii_casecmp(const char *a, const char *b);
+int df_ascii_ncasecmp(const char *a, const char *b, size_t n);
+/* True if [s, s+n) is valid UTF-8. */
+bool df_utf8_valid(const uint8_t *s, size_t n);
+
+/* ------------------------------------------------------------------------ */
+/* Hashing (non-cryptographic; for hash tables and track ids).               */
+
+uint64_t df_hash_bytes(const void *data, size_t n, uint64_t seed);
+static inline uint64_t df_hash_u64(uint64_t x) {
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ULL;
+    x ^= x >> 33;
+    return x;
+}
+static inline uint64_t df_hash_combine(uint64_t a, uint64_t b) {
+    return df_hash_u64(a ^ (b + 0x9e3779b97f4a7c15ULL + (a << 6) + (a >> 2)));
+}
+uint64_t df_fnv1a64(const void *data, size_t n);
+
+/* ------------------------------------------------------------------------ */
+/* Clocks.                                                                   */
+
+/* Monotonic nanoseconds (CLOCK_MONOTONIC). */
+uint64_t df_now_ns(void);
+/* Wall-clock nanoseconds since the Unix epoch (CLOCK_REALTIME). */
+int64_t df_wall_ns(void);
+/* CPU time of the calling thread, nanoseconds. */
+uint64_t df_thread_cpu_ns(void);
+
+/* ------------------------------------------------------------------------ */
+/* Overflow-checked size arithmetic.                                         */
+
+static inline bool df_mul_overflow_size(size_t a, size_t b, size_t *out) {
+    return __builtin_mul_overflow(a, b, out);
+}
+static inline bool df_add_overflow_size(size_t a, size_t b, size_t *out) {
+    return __builtin_add_overflow(a, b, out);
+}
+
+/* Little-endian loads/stores that tolerate unaligned pointers. */
+static inline uint16_t df_load_le16(const void *p) { uint16_t v; memcpy(&v, p, 2); return v; }
+static inline uint32_t df_load_le32(const void *p) { uint32_t v; memcpy(&v, p, 4); return v; }
+static inline uint64_t df_load_le64(const void *p) { uint64_t v; memcpy(&v, p, 8); return v; }
+static inline void df_store_le16(void *p, uint16_t v) { memcpy(p, &v, 2); }
+static inline void df_store_le32(void *p, uint32_t v) { memcpy(p, &v, 4); }
+static inline void df_store_le64(void *p, uint64_t v) { memcpy(p, &v, 8); }
+
+#endif

@@ -1,0 +1,66 @@
+/*
+ * ASCII case folding and UTF-8 validation.
+ */
+#include "common/common.h"
+
+static inline int fold(int c) {
+    return (c >= 'A' && c <= 'Z') ? c + ('a' - 'A') : c;
+}
+
+int df_ascii_casecmp(const char *a, const char *b) {
+    for (;; a++, b++) {
+        int ca = fold((unsigned char)*a), cb = fold((unsigned char)*b);
+        if (ca != cb || !ca) return ca - cb;
+    }
+}
+
+int df_ascii_ncasecmp(const char *a, const char *b, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        int ca = fold((unsigned char)a[i]), cb = fold((unsigned char)b[i]);
+        if (ca != cb || !ca) return ca - cb;
+    }
+    return 0;
+}
+
+bool df_utf8_valid(const uint8_t *s, size_t n) {
+    size_t i = 0;
+    while (i < n) {
+        /* Fast path: eight ASCII bytes at a time. */
+        if (i + 8 <= n) {
+            uint64_t w = df_load_le64(s + i);
+            if (!(w & 0x8080808080808080ULL)) {
+                i += 8;
+                continue;
+            }
+        }
+        uint8_t c = s[i];
+        if (c < 0x80) {
+            i++;
+            continue;
+        }
+        size_t len;
+        uint32_t cp;
+        if ((c & 0xE0) == 0xC0) {
+            len = 2;
+            cp = c & 0x1F;
+        } else if ((c & 0xF0) == 0xE0) {
+            len = 3;
+            cp = c & 0x0F;
+        } else if ((c & 0xF8) == 0xF0) {
+            len = 4;
+            cp = c & 0x07;
+        } else {
+            return false;
+        }
+        if (i + len > n) return false;
+        for (size_t k = 1; k < len; k++) {
+            if ((s[i + k] & 0xC0) != 0x80) return false;
+            cp = (cp << 6) | (s[i + k] & 0x3F);
+        }
+        /* Reject overlong forms, surrogates and values past U+10FFFF. */
+        if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000)) return false;
+        if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
+        i += len;
+    }
+    return true;
+}
