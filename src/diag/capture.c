@@ -1,0 +1,231 @@
+/*
+ * Capture control: one active capture per process.  Starting a capture
+ * opens a new event generation (so operations begun from now on are
+ * traced), starts the sampler if asked, and starts a collector thread that
+ * every COLLECT_PERIOD_MS drains full event chunks and sample buffers into
+ * the sink: the Perfetto trace writer, or an in-memory log of the raw
+ * records.  Stopping ends the generation, stops the sampler, drains every
+ * remaining record (including partially filled chunks) and finishes the
+ * sink.
+ */
+#include "diag/diag_int.h"
+#include "diag/sampler.h"
+#include "diag/trace_writer.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <fcntl.h>
+#include <time.h>
+#include <unistd.h>
+
+#define COLLECT_PERIOD_MS 20
+#define DEFAULT_BUFFER_BYTES (64u * 1024u * 1024u)
+#define DEFAULT_LOG_BYTES (256u * 1024u * 1024u)
+#define MAX_SAMPLE_HZ 10000u
+
+struct df_diag_capture {
+    df_diag_capture_options opts;  /* options (trace_path not owned: copied below) */
+    uint64_t generation;           /* event generation of this capture */
+    uint64_t scope_id;             /* capture_scope_id or 0 */
+    bool stopped;                  /* df_diag_capture_stop has run */
+    df_errkind stop_kind;          /* result of the stop, returned again on repeated calls */
+    df_diag_capture_stats stats;   /* filled at stop */
+    pthread_mutex_t mu;            /* guards quit, and the sink between collector and stop */
+    pthread_cond_t cv;             /* wakes the collector early */
+    bool quit;                     /* asks the collector to exit */
+    bool collector_started;        /* collector thread exists */
+    pthread_t collector;           /* the collector thread */
+    df_error sink_err;             /* first sink error (collector or stop) */
+    df_errkind sink_kind;          /* its kind */
+    df_buf log;                    /* in-memory log (trace_path == NULL) */
+    uint64_t log_lost;             /* records that did not fit in the log */
+    df__diag_writer *writer;       /* trace writer, or NULL */
+    df__diag_sampler *sampler;     /* sampler, or NULL */
+};
+
+static pthread_mutex_t capture_mu = PTHREAD_MUTEX_INITIALIZER; /* start/stop */
+static df_diag_capture *active;                                 /* under capture_mu */
+static _Atomic uint64_t active_scope;                           /* scope id of the active capture */
+static _Atomic uint64_t active_budget;                          /* its activity budget, 0 = none */
+
+uint64_t df__diag_capture_scope_id(void) { return atomic_load(&active_scope); }
+uint64_t df__diag_capture_budget(void) { return atomic_load(&active_budget); }
+
+bool df_diag_capture_is_active(void) {
+    pthread_mutex_lock(&capture_mu);
+    bool a = active != NULL;
+    pthread_mutex_unlock(&capture_mu);
+    return a;
+}
+
+const char *df_diag_backend_name(df_diag_backend backend) {
+    switch (backend) {
+    case DF_DIAG_BACKEND_AUTO: return "auto";
+    case DF_DIAG_BACKEND_PERF: return "perf_event";
+    case DF_DIAG_BACKEND_TIMER: return "thread_cpu_timer";
+    }
+    return "";
+}
+
+/* Sink for event records: the trace writer or the memory log. */
+static df_errkind on_record(void *user, const df_diag_ev_head *rec, df_error *err) {
+    df_diag_capture *c = user;
+    c->stats.events_written++;
+    if (c->writer) return df__diag_writer_record(c->writer, rec, err);
+    if (c->log.len + rec->size > c->log.limit) {
+        c->log_lost++;
+        return DF_OK;
+    }
+    return df_buf_append(&c->log, rec, rec->size, err);
+}
+
+/* One collection pass; `final` also reads partially filled chunks. */
+static void collect(df_diag_capture *c, bool final) {
+    if (c->sink_kind != DF_OK) return;
+    df_error err = {0};
+    df_errkind kind = df__diag_drain(c->generation, final, on_record, c, &err);
+    if (kind == DF_OK && c->sampler) kind = df__diag_sampler_drain(c->sampler, c->writer, &err);
+    if (kind != DF_OK) {
+        c->sink_kind = kind;
+        df_error_move(&c->sink_err, &err);
+    }
+    df_error_clear(&err);
+}
+
+static void *collector_main(void *arg) {
+    df_diag_capture *c = arg;
+    pthread_mutex_lock(&c->mu);
+    while (!c->quit) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += COLLECT_PERIOD_MS * 1000000L;
+        if (ts.tv_nsec >= 1000000000L) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000L;
+        }
+        pthread_cond_timedwait(&c->cv, &c->mu, &ts);
+        if (!c->quit) collect(c, false);
+    }
+    pthread_mutex_unlock(&c->mu);
+    return NULL;
+}
+
+static df_errkind check_options(const df_diag_capture_options *o, df_error *err) {
+    if (o->sample_hz > MAX_SAMPLE_HZ)
+        DF_FAIL(err, DF_ERR_INVALID_ARGUMENT, "sample rate must be at most %u Hz", MAX_SAMPLE_HZ);
+    if (o->backend != DF_DIAG_BACKEND_AUTO && o->backend != DF_DIAG_BACKEND_PERF &&
+        o->backend != DF_DIAG_BACKEND_TIMER)
+        DF_FAIL(err, DF_ERR_INVALID_ARGUMENT, "unknown sampler backend %d", (int)o->backend);
+    if (o->trace_path && !o->trace_path[0])
+        DF_FAIL(err, DF_ERR_INVALID_ARGUMENT, "trace path must not be empty");
+    return DF_OK;
+}
+
+static void capture_free(df_diag_capture *c) {
+    df__diag_writer_destroy(c->writer);
+    df__diag_sampler_destroy(c->sampler);
+    df_buf_free(&c->log);
+    df_error_clear(&c->sink_err);
+    pthread_mutex_destroy(&c->mu);
+    pthread_cond_destroy(&c->cv);
+    df_free(c);
+}
+
+/* Creates sink and sampler (before the generation starts).  capture_mu held. */
+static df_errkind capture_prepare(df_diag_capture *c, df_error *err) {
+    const df_diag_capture_options *o = &c->opts;
+    if (o->trace_path) DF_TRY(df__diag_writer_open(o->trace_path, o->sample_hz, &c->writer, err));
+    df_buf_init(&c->log, o->memory_log_bytes ? o->memory_log_bytes : DEFAULT_LOG_BYTES);
+    c->stats.requested_hz = o->sample_hz;
+    if (o->sample_hz == 0) {
+        snprintf(c->stats.backend_reason, sizeof c->stats.backend_reason, "sampling disabled");
+        return DF_OK;
+    }
+    return df__diag_sampler_create(o->sample_hz, o->backend, &c->sampler, c->stats.backend_reason,
+                                   sizeof c->stats.backend_reason, err);
+}
+
+df_errkind df_diag_capture_start(const df_diag_capture_options *opts, df_diag_capture **out,
+                                 df_error *err) {
+    *out = NULL;
+    df_diag_capture_options o = opts ? *opts : (df_diag_capture_options){0};
+    DF_TRY(check_options(&o, err));
+    df_diag_capture *c = df_calloc(1, sizeof *c);
+    if (!c) return DF_OOM(err);
+    c->opts = o;
+    c->opts.trace_path = NULL; /* not retained */
+    pthread_mutex_init(&c->mu, NULL);
+    pthread_cond_init(&c->cv, NULL);
+    pthread_mutex_lock(&capture_mu);
+    df_errkind kind = DF_OK;
+    if (active) kind = df_error_set(err, DF_ERR_INVALID_ARGUMENT, "a diagnostics capture is already active");
+    c->opts.trace_path = o.trace_path;
+    if (kind == DF_OK) kind = capture_prepare(c, err);
+    c->opts.trace_path = NULL;
+    if (kind == DF_OK && o.operation_scoped && (c->scope_id = df__diag_next_scope_id()) == 0)
+        kind = df_error_set(err, DF_ERR_LIMIT_EXCEEDED, "capture scope identities are exhausted");
+    if (kind != DF_OK) {
+        pthread_mutex_unlock(&capture_mu);
+        if (c->writer) df__diag_writer_abandon(c->writer);
+        c->writer = NULL;
+        capture_free(c);
+        return kind;
+    }
+    atomic_store(&active_scope, c->scope_id);
+    atomic_store(&active_budget, o.max_operator_activity_spans);
+    c->generation = df__diag_generation_begin(o.buffer_bytes ? o.buffer_bytes : DEFAULT_BUFFER_BYTES);
+    if (c->sampler) df__diag_sampler_start(c->sampler);
+    c->collector_started = pthread_create(&c->collector, NULL, collector_main, c) == 0;
+    active = c;
+    pthread_mutex_unlock(&capture_mu);
+    c->stats.capture_scope_id = c->scope_id;
+    *out = c;
+    return DF_OK;
+}
+
+df_errkind df_diag_capture_stop(df_diag_capture *c, df_diag_capture_stats *stats, df_error *err) {
+    if (!c) return DF_OK;
+    pthread_mutex_lock(&capture_mu);
+    if (!c->stopped) {
+        df__diag_generation_end();
+        if (c->sampler) df__diag_sampler_stop(c->sampler);
+        atomic_store(&active_scope, 0);
+        atomic_store(&active_budget, 0);
+        active = NULL;
+        pthread_mutex_lock(&c->mu);
+        c->quit = true;
+        pthread_cond_signal(&c->cv);
+        pthread_mutex_unlock(&c->mu);
+        if (c->collector_started) pthread_join(c->collector, NULL);
+        collect(c, true);
+        c->stats.events_lost = df__diag_events_lost() + c->log_lost;
+        if (c->sampler) df__diag_sampler_stats(c->sampler, &c->stats);
+        if (c->writer && c->sink_kind == DF_OK)
+            c->sink_kind = df__diag_writer_finish(c->writer, &c->stats, &c->sink_err);
+        if (c->writer) c->stats.trace_bytes = df__diag_writer_bytes(c->writer);
+        c->stop_kind = c->sink_kind;
+        c->stopped = true;
+    }
+    pthread_mutex_unlock(&capture_mu);
+    if (stats) *stats = c->stats;
+    if (c->stop_kind != DF_OK && err) {
+        df_error_set(err, c->sink_err.kind, "%s", c->sink_err.message);
+        df_error_set_code(err, c->sink_err.code);
+    }
+    return c->stop_kind;
+}
+
+void df_diag_capture_destroy(df_diag_capture *c) {
+    if (!c) return;
+    df_diag_capture_stop(c, NULL, NULL);
+    capture_free(c);
+}
+
+const unsigned char *df_diag_capture_log(const df_diag_capture *c, size_t *len) {
+    if (!c || c->writer || !c->stopped) {
+        if (len) *len = 0;
+        return NULL;
+    }
+    if (len) *len = c->log.len;
+    return (const unsigned char *)c->log.data;
+}

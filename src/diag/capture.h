@@ -1,0 +1,110 @@
+/*
+ * Captures: turning spans (and, optionally, native CPU samples) into a
+ * Perfetto trace file or an in-memory event log.
+ *
+ * At most one capture is active in a process.  While it is active, every
+ * operation begun gets an operation id and records its queries, tasks,
+ * activities and details (see diag.h); threads write fixed-size event
+ * records into per-thread chunks that a collector thread drains, so the
+ * threads doing the work never block on I/O.  When sampling is requested,
+ * the sampler (perf_event_open cpu-clock with user callchains when the
+ * kernel allows it, else per-thread CPU-time timers with frame-pointer
+ * unwinding in the signal handler) records samples that the collector
+ * symbolizes and writes as PerfSample packets.
+ *
+ * Traces are standard Perfetto protobuf files (.pftrace), created with mode
+ * 0600 and never over an existing file.  They contain span names, stage
+ * names, operator names, query owners (output/alias names), thread names,
+ * the executable's short name, library paths and function names; no SQL
+ * text, no command lines, no environment, no connection strings.
+ */
+#ifndef DF_DIAG_CAPTURE_H
+#define DF_DIAG_CAPTURE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/common.h"
+
+typedef struct df_diag_capture df_diag_capture;
+
+/* Sampler backends. */
+typedef enum df_diag_backend {
+    DF_DIAG_BACKEND_AUTO = 0,  /* perf_event_open if allowed, else timers */
+    DF_DIAG_BACKEND_PERF = 1,  /* perf_event_open cpu-clock + kernel user callchains */
+    DF_DIAG_BACKEND_TIMER = 2, /* per-thread CPU-time timers + in-process FP unwinding */
+} df_diag_backend;
+
+typedef struct df_diag_capture_options {
+    /* Trace file to create (mode 0600, must not exist); NULL keeps the event log in memory. */
+    const char *trace_path;
+    /* Samples per CPU-second per thread; 0 disables sampling; at most 10000. */
+    uint32_t sample_hz;
+    /* Which sampler; AUTO falls back from PERF to TIMER and records why. */
+    df_diag_backend backend;
+    /* Per-operation operator-activity budget for operations begun during the capture; 0 = 100,000. */
+    uint64_t max_operator_activity_spans;
+    /* Allocate a capture_scope_id (operation-scoped capture); false = whole-process (scope 0). */
+    bool operation_scoped;
+    /* Cap of the event buffer memory in bytes; 0 = 64 MiB.  Events beyond it are lost and counted. */
+    size_t buffer_bytes;
+    /* Cap of the in-memory event log (trace_path == NULL) in bytes; 0 = 256 MiB. */
+    size_t memory_log_bytes;
+} df_diag_capture_options;
+
+/* What a capture recorded; filled by df_diag_capture_stop(). */
+typedef struct df_diag_capture_stats {
+    uint64_t capture_scope_id;      /* 0 for whole-process captures */
+    uint64_t events_written;        /* span/instant records delivered to the sink */
+    uint64_t events_lost;           /* records dropped because the buffer cap was reached */
+    df_diag_backend backend;        /* backend in use (AUTO when sampling was off) */
+    char backend_reason[160];       /* why that backend was chosen (or why sampling is off) */
+    uint32_t requested_hz;          /* options.sample_hz */
+    double effective_hz;            /* requested_hz * samples / (sample_weight + samples_lost) */
+    uint64_t samples;               /* sample records delivered */
+    uint64_t sample_weight;         /* sum of weights (1 + timer overruns) */
+    uint64_t samples_lost;          /* samples dropped: kernel PERF_RECORD_LOST counts, full rings */
+    uint64_t samples_unwound;       /* samples with more than the leaf frame */
+    uint64_t threads_sampled;       /* sampler attachments made (a thread may be re-attached) */
+    uint64_t threads_not_sampled;   /* attachments that failed (thread gone, fd or memlock limits) */
+    uint64_t trace_bytes;           /* bytes written to the trace file */
+} df_diag_capture_stats;
+
+/*
+ * Starts the process's capture.  Fails with DF_ERR_INVALID_ARGUMENT (bad
+ * option; a capture is already active), DF_ERR_OUTPUT_UNAVAILABLE (the trace
+ * file exists or cannot be created), DF_ERR_NOT_AVAILABLE (sampling was asked
+ * for and the forced backend, or with AUTO neither backend, can run here; the
+ * message says why), DF_ERR_OUT_OF_MEMORY.  On failure *out is NULL and
+ * nothing was created.
+ */
+df_errkind df_diag_capture_start(const df_diag_capture_options *opts, df_diag_capture **out,
+                                 df_error *err);
+
+/*
+ * Stops recording, drains every buffer, writes and closes the trace.  Spans
+ * still open appear unterminated (Perfetto shows them as incomplete).
+ * `stats` may be NULL.  Returns the first write error, if any (the file is
+ * then incomplete but still closed).  Calling it twice returns DF_OK and
+ * the same stats.
+ */
+df_errkind df_diag_capture_stop(df_diag_capture *c, df_diag_capture_stats *stats, df_error *err);
+
+/* Stops (if needed) and frees.  Accepts NULL. */
+void df_diag_capture_destroy(df_diag_capture *c);
+
+/*
+ * The in-memory event log of a stopped capture without trace_path: a
+ * sequence of records (see diag_int.h, df_diag_ev_*), borrowed until the
+ * capture is destroyed.  NULL/0 for file captures.
+ */
+const unsigned char *df_diag_capture_log(const df_diag_capture *c, size_t *len);
+
+/* True while a capture is active in this process. */
+bool df_diag_capture_is_active(void);
+
+/* The name of a backend ("auto", "perf_event", "thread_cpu_timer"). */
+const char *df_diag_backend_name(df_diag_backend backend);
+
+#endif

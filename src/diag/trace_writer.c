@@ -1,0 +1,884 @@
+/*
+ * The Perfetto trace writer (.pftrace = perfetto.protos.Trace, a sequence
+ * of `packet` fields).  Facts relied on are in reference/perfetto-notes.md.
+ *
+ * Layout of a trace:
+ *   - sequence 3 (service): ClockSnapshot (BOOTTIME primary, MONOTONIC,
+ *     REALTIME), TracingServiceEvent tracing_started, the TraceConfig (so
+ *     the sampling rate is in the trace metadata); at the end a second
+ *     snapshot, TraceStats (records lost to the buffer cap as
+ *     trace_writer_packet_loss) and tracing_disabled.
+ *   - sequence 1 (spans): first packet clears incremental state, sets
+ *     timestamp_clock_id MONOTONIC as default and interns the two
+ *     categories; then TrackDescriptors (emitted once, parents first) and one
+ *     TrackEvent per packet with interned names and debug annotations.
+ *     Span begins/ends go to their semantic track (category
+ *     delta_funnel.profile) and, for spans on a thread's stack, to that
+ *     thread's track as a context slice (delta_funnel.profile.context).
+ *   - sequence 2 (samples): first packet clears incremental state, sets
+ *     MONOTONIC and the cpu-clock timebase; then PerfSample packets whose
+ *     mappings, frames, function names, source paths and callstacks are
+ *     interned on first use in the same packet.
+ *
+ * Semantic track UUIDs follow the reference (spec 1.2): parent_uuid XOR
+ * fnv1a64(name) XOR id, names with 20-digit zero-padded tokens.
+ */
+#include "diag/trace_writer.h"
+
+#include "diag/protobuf.h"
+#include "diag/symbolize.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define FLUSH_BYTES (1u << 20)
+#define MAX_SAMPLE_REPEAT 1000u
+#define SEQ_SPANS 1
+#define SEQ_SAMPLES 2
+#define SEQ_SERVICE 3
+#define CAT_PROFILE 1
+#define CAT_CONTEXT 2
+
+/* TracePacket fields. */
+enum {
+    TP_TIMESTAMP = 8, TP_SEQ_ID = 10, TP_TRACK_EVENT = 11, TP_INTERNED = 12, TP_SEQ_FLAGS = 13,
+    TP_CLOCK_SNAPSHOT = 6, TP_TRACE_CONFIG = 33, TP_TRACE_STATS = 35, TP_DEFAULTS = 59,
+    TP_TRACK_DESCRIPTOR = 60, TP_PERF_SAMPLE = 66, TP_SERVICE_EVENT = 69,
+};
+enum { SEQ_CLEARED = 1, SEQ_NEEDS_STATE = 2 };
+enum { CLOCK_REALTIME_ID = 1, CLOCK_MONOTONIC_ID = 3, CLOCK_BOOTTIME_ID = 6 };
+/* InternedData fields. */
+enum {
+    ID_CATEGORIES = 1, ID_EVENT_NAMES = 2, ID_ANNOTATION_NAMES = 3, ID_FUNCTION_NAMES = 5, ID_FRAMES = 6,
+    ID_CALLSTACKS = 7, ID_BUILD_IDS = 16, ID_MAPPING_PATHS = 17, ID_SOURCE_PATHS = 18, ID_MAPPINGS = 19,
+};
+
+/* ------------------------------------------------------------------------ */
+/* Interning tables: u64 -> iid and bytes -> iid (open addressing).          */
+
+typedef struct u64map {
+    uint64_t *keys;  /* keys */
+    uint64_t *vals;  /* iids; 0 = empty slot */
+    size_t cap, n;   /* slots (power of two), used */
+} u64map;
+
+/* The slot holding `key`, or the empty slot where it belongs (cap > 0, load < 1). */
+static size_t u64map_index(const u64map *m, uint64_t key) {
+    size_t i = (size_t)df_hash_u64(key) & (m->cap - 1);
+    while (m->vals[i] != 0 && m->keys[i] != key) i = (i + 1) & (m->cap - 1);
+    return i;
+}
+
+/* Grows at 50% load.  Returns false when out of memory. */
+static bool u64map_reserve(u64map *m) {
+    if (m->cap && (m->n + 1) * 2 <= m->cap) return true;
+    size_t cap = m->cap ? m->cap * 2 : 256;
+    u64map nm = {df_calloc(cap, sizeof(uint64_t)), df_calloc(cap, sizeof(uint64_t)), cap, 0};
+    if (!nm.keys || !nm.vals) {
+        df_free(nm.keys);
+        df_free(nm.vals);
+        return false;
+    }
+    for (size_t i = 0; i < m->cap; i++)
+        if (m->vals[i]) {
+            size_t j = u64map_index(&nm, m->keys[i]);
+            nm.keys[j] = m->keys[i];
+            nm.vals[j] = m->vals[i];
+            nm.n++;
+        }
+    df_free(m->keys);
+    df_free(m->vals);
+    *m = nm;
+    return true;
+}
+
+static uint64_t u64map_get(const u64map *m, uint64_t key) {
+    return m->cap ? m->vals[u64map_index(m, key)] : 0;
+}
+
+/* Sets key -> val (val != 0).  Returns false when out of memory. */
+static bool u64map_put(u64map *m, uint64_t key, uint64_t val) {
+    if (!u64map_reserve(m)) return false;
+    size_t i = u64map_index(m, key);
+    if (m->vals[i] == 0) m->n++;
+    m->keys[i] = key;
+    m->vals[i] = val;
+    return true;
+}
+
+static void u64map_free(u64map *m) {
+    df_free(m->keys);
+    df_free(m->vals);
+}
+
+/* bytes -> iid: keyed by hash, collisions resolved by comparing the stored bytes. */
+typedef struct bytes_entry {
+    uint64_t iid;    /* 0 = empty */
+    uint64_t hash;   /* fnv1a64 of the bytes */
+    size_t len;      /* byte count */
+    void *data;      /* owned copy */
+} bytes_entry;
+
+typedef struct bytesmap {
+    bytes_entry *slots; /* open addressing */
+    size_t cap, n;      /* slots, used */
+    uint64_t next_iid;  /* next iid to hand out (from 1) */
+} bytesmap;
+
+static bytes_entry *bytesmap_find(bytesmap *m, const void *data, size_t len, uint64_t h) {
+    for (size_t i = (size_t)h & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+        bytes_entry *e = &m->slots[i];
+        if (e->iid == 0 || (e->hash == h && e->len == len && memcmp(e->data, data, len) == 0)) return e;
+    }
+}
+
+/*
+ * Looks `data` up; when absent adds it with a fresh iid and sets *fresh.
+ * Returns the iid, or 0 when out of memory.
+ */
+static uint64_t bytesmap_intern(bytesmap *m, const void *data, size_t len, bool *fresh) {
+    *fresh = false;
+    if (!m->cap || (m->n + 1) * 2 > m->cap) {
+        size_t cap = m->cap ? m->cap * 2 : 256;
+        bytesmap nm = {df_calloc(cap, sizeof(bytes_entry)), cap, m->n, m->next_iid};
+        if (!nm.slots) return 0;
+        for (size_t i = 0; i < m->cap; i++)
+            if (m->slots[i].iid) *bytesmap_find(&nm, m->slots[i].data, m->slots[i].len, m->slots[i].hash) = m->slots[i];
+        df_free(m->slots);
+        *m = nm;
+    }
+    uint64_t h = df_fnv1a64(data, len);
+    bytes_entry *e = bytesmap_find(m, data, len, h);
+    if (e->iid) return e->iid;
+    void *copy = df_malloc(len ? len : 1);
+    if (!copy) return 0;
+    memcpy(copy, data, len);
+    *e = (bytes_entry){++m->next_iid, h, len, copy};
+    m->n++;
+    *fresh = true;
+    return e->iid;
+}
+
+static void bytesmap_free(bytesmap *m) {
+    for (size_t i = 0; i < m->cap; i++) df_free(m->slots[i].data);
+    df_free(m->slots);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Writer state.                                                             */
+
+struct df__diag_writer {
+    int fd;                  /* trace file, -1 once closed */
+    char *path;              /* its path (owned), for abandon */
+    uint32_t sample_hz;      /* configured sampling rate, 0 = none */
+    uint64_t bytes;          /* bytes written to the file */
+    pb_writer out;           /* bytes not yet written */
+    pb_writer pkt;           /* packet being built */
+    pb_writer interned;      /* InternedData body of the packet being built */
+    df_error io_err;         /* first I/O error */
+    df_errkind io_kind;      /* its kind, sticky */
+    uint32_t pid;            /* this process */
+    uint64_t process_uuid;   /* process track */
+    u64map tracks;           /* uuid -> 1 for emitted TrackDescriptors */
+    bytesmap event_names;    /* span names (sequence 1) */
+    bytesmap ann_names;      /* debug annotation names (sequence 1) */
+    bool samples_started;    /* sequence 2 has its first packet */
+    df__diag_symbolizer *sym;/* symbolizer, created with the first sample */
+    u64map frames;           /* lookup address -> frame iid (sequence 2) */
+    uint64_t next_frame;     /* next frame iid */
+    u64map mappings;         /* module index -> mapping iid */
+    uint64_t next_mapping;   /* next mapping iid */
+    bytesmap functions;      /* function names */
+    bytesmap paths;          /* mapping paths */
+    bytesmap sources;        /* source paths */
+    bytesmap build_ids;      /* build ids */
+    bytesmap callstacks;     /* frame iid sequences (root first) */
+    uint64_t *stack_buf;     /* scratch frame iids of one sample */
+};
+
+static df_errkind io_fail(df__diag_writer *w, const char *what, int code) {
+    if (w->io_kind == DF_OK) {
+        w->io_kind = df_error_set(&w->io_err, DF_ERR_IO, "cannot write trace file: %s", what);
+        df_error_set_code(&w->io_err, code);
+    }
+    return w->io_kind;
+}
+
+static df_errkind copy_err(df__diag_writer *w, df_error *err) {
+    if (w->io_kind != DF_OK && err) {
+        df_error_set(err, w->io_kind, "%s", w->io_err.message);
+        df_error_set_code(err, w->io_err.code);
+    }
+    return w->io_kind;
+}
+
+static df_errkind flush_out(df__diag_writer *w) {
+    if (w->io_kind != DF_OK) return w->io_kind;
+    if (w->out.failed) return io_fail(w, "out of memory", ENOMEM);
+    size_t done = 0;
+    while (done < w->out.buf.len) {
+        ssize_t n = write(w->fd, w->out.buf.data + done, w->out.buf.len - done);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return io_fail(w, "write failed", n < 0 ? errno : EIO);
+        done += (size_t)n;
+    }
+    w->bytes += done;
+    pb_reset(&w->out);
+    return DF_OK;
+}
+
+static void packet_begin(df__diag_writer *w) {
+    pb_reset(&w->pkt);
+    pb_reset(&w->interned);
+}
+
+/* Finishes the current packet: attaches interned data, appends it to the output. */
+static df_errkind packet_end(df__diag_writer *w) {
+    if (w->interned.buf.len) pb_bytes(&w->pkt, TP_INTERNED, w->interned.buf.data, w->interned.buf.len);
+    if (w->pkt.failed || w->interned.failed) return io_fail(w, "out of memory", ENOMEM);
+    pb_bytes(&w->out, 1, w->pkt.buf.data, w->pkt.buf.len);
+    if (w->out.buf.len >= FLUSH_BYTES) return flush_out(w);
+    return w->out.failed ? io_fail(w, "out of memory", ENOMEM) : w->io_kind;
+}
+
+/* An interned-string entry {iid=1, name/str=2} in the pending InternedData. */
+static void intern_entry(df__diag_writer *w, uint32_t field, uint64_t iid, const void *s, size_t n) {
+    size_t at = pb_open(&w->interned, field);
+    pb_uint(&w->interned, 1, iid);
+    pb_bytes(&w->interned, 2, s, n);
+    pb_close(&w->interned, at);
+}
+
+/* iid of a name in `map` (field = InternedData field); interns it in this packet if new. */
+static uint64_t intern_name(df__diag_writer *w, bytesmap *map, uint32_t field, const char *s) {
+    bool fresh;
+    size_t n = strlen(s);
+    uint64_t iid = bytesmap_intern(map, s, n, &fresh);
+    if (!iid) w->pkt.failed = true;
+    else if (fresh) intern_entry(w, field, iid, s, n);
+    return iid;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Clocks, service events and the preamble.                                  */
+
+static uint64_t clock_ns(clockid_t id) {
+    struct timespec ts;
+    clock_gettime(id, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static void clock_entry(pb_writer *pb, uint32_t id, uint64_t ts) {
+    size_t at = pb_open(pb, 1);
+    pb_uint(pb, 1, id);
+    pb_uint(pb, 2, ts);
+    pb_close(pb, at);
+}
+
+static df_errkind write_clock_snapshot(df__diag_writer *w) {
+    uint64_t boot = clock_ns(CLOCK_BOOTTIME), mono = clock_ns(CLOCK_MONOTONIC), real = clock_ns(CLOCK_REALTIME);
+    packet_begin(w);
+    pb_uint(&w->pkt, TP_TIMESTAMP, boot);
+    pb_uint(&w->pkt, TP_SEQ_ID, SEQ_SERVICE);
+    size_t at = pb_open(&w->pkt, TP_CLOCK_SNAPSHOT);
+    clock_entry(&w->pkt, CLOCK_BOOTTIME_ID, boot);
+    clock_entry(&w->pkt, CLOCK_MONOTONIC_ID, mono);
+    clock_entry(&w->pkt, CLOCK_REALTIME_ID, real);
+    pb_uint(&w->pkt, 2, CLOCK_BOOTTIME_ID);
+    pb_close(&w->pkt, at);
+    return packet_end(w);
+}
+
+/* TracingServiceEvent with one boolean field set. */
+static df_errkind write_service_event(df__diag_writer *w, uint32_t field) {
+    packet_begin(w);
+    pb_uint(&w->pkt, TP_TIMESTAMP, clock_ns(CLOCK_BOOTTIME));
+    pb_uint(&w->pkt, TP_SEQ_ID, SEQ_SERVICE);
+    size_t at = pb_open(&w->pkt, TP_SERVICE_EVENT);
+    pb_uint(&w->pkt, field, 1);
+    pb_close(&w->pkt, at);
+    return packet_end(w);
+}
+
+/* TraceConfig: one track_event data source and, when sampling, linux.perf at the rate. */
+static df_errkind write_trace_config(df__diag_writer *w) {
+    packet_begin(w);
+    pb_uint(&w->pkt, TP_SEQ_ID, SEQ_SERVICE);
+    size_t cfg = pb_open(&w->pkt, TP_TRACE_CONFIG);
+    size_t ds = pb_open(&w->pkt, 2);
+    size_t dsc = pb_open(&w->pkt, 1);
+    pb_string(&w->pkt, 1, "track_event");
+    pb_close(&w->pkt, dsc);
+    pb_close(&w->pkt, ds);
+    if (w->sample_hz) {
+        ds = pb_open(&w->pkt, 2);
+        dsc = pb_open(&w->pkt, 1);
+        pb_string(&w->pkt, 1, "linux.perf");
+        size_t pec = pb_open(&w->pkt, 111); /* perf_event_config */
+        size_t tb = pb_open(&w->pkt, 15);   /* timebase */
+        pb_uint(&w->pkt, 2, w->sample_hz);  /* frequency */
+        pb_uint(&w->pkt, 4, 1);             /* counter SW_CPU_CLOCK */
+        pb_close(&w->pkt, tb);
+        pb_uint(&w->pkt, 4, w->pid); /* target_pid */
+        pb_close(&w->pkt, pec);
+        pb_close(&w->pkt, dsc);
+        pb_close(&w->pkt, ds);
+    }
+    pb_close(&w->pkt, cfg);
+    return packet_end(w);
+}
+
+/* First packet of the span sequence: cleared state, MONOTONIC default, categories. */
+static df_errkind write_spans_start(df__diag_writer *w) {
+    packet_begin(w);
+    pb_uint(&w->pkt, TP_SEQ_ID, SEQ_SPANS);
+    pb_uint(&w->pkt, TP_SEQ_FLAGS, SEQ_CLEARED);
+    size_t d = pb_open(&w->pkt, TP_DEFAULTS);
+    pb_uint(&w->pkt, 58, CLOCK_MONOTONIC_ID);
+    pb_close(&w->pkt, d);
+    intern_entry(w, ID_CATEGORIES, CAT_PROFILE, "delta_funnel.profile", strlen("delta_funnel.profile"));
+    intern_entry(w, ID_CATEGORIES, CAT_CONTEXT, "delta_funnel.profile.context",
+                 strlen("delta_funnel.profile.context"));
+    return packet_end(w);
+}
+
+/* Reads a short name from a /proc file (first line, at most 63 bytes). */
+static void read_comm(const char *path, char *out, size_t cap) {
+    out[0] = 0;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return;
+    ssize_t n = read(fd, out, cap - 1);
+    close(fd);
+    if (n <= 0) return;
+    out[n] = 0;
+    char *nl = strchr(out, '\n');
+    if (nl) *nl = 0;
+}
+
+static df_errkind write_process_track(df__diag_writer *w) {
+    char name[64];
+    read_comm("/proc/self/comm", name, sizeof name);
+    packet_begin(w);
+    pb_uint(&w->pkt, TP_SEQ_ID, SEQ_SPANS);
+    size_t td = pb_open(&w->pkt, TP_TRACK_DESCRIPTOR);
+    pb_uint(&w->pkt, 1, w->process_uuid);
+    size_t pd = pb_open(&w->pkt, 3);
+    pb_int(&w->pkt, 1, w->pid);
+    if (name[0]) pb_string(&w->pkt, 6, name);
+    pb_close(&w->pkt, pd);
+    pb_close(&w->pkt, td);
+    return packet_end(w);
+}
+
+df_errkind df__diag_writer_open(const char *path, uint32_t sample_hz, df__diag_writer **out, df_error *err) {
+    *out = NULL;
+    df__diag_writer *w = df_calloc(1, sizeof *w);
+    if (!w || !(w->path = df_strdup(path))) {
+        df_free(w);
+        return DF_OOM(err);
+    }
+    w->fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (w->fd < 0) {
+        int e = errno;
+        df_free(w->path);
+        df_free(w);
+        df_errkind k = df_error_set(err, DF_ERR_OUTPUT_UNAVAILABLE, e == EEXIST ? "trace file already exists"
+                                                                               : "cannot create trace file");
+        df_error_set_code(err, e);
+        return k;
+    }
+    (void)fchmod(w->fd, 0600); /* exact mode whatever the umask */
+    w->sample_hz = sample_hz;
+    w->pid = (uint32_t)getpid();
+    w->process_uuid = df_hash_combine(0x6466707266ULL, w->pid);
+    pb_init(&w->out, 0);
+    pb_init(&w->pkt, 0);
+    pb_init(&w->interned, 0);
+    df_errkind k = write_clock_snapshot(w);
+    if (k == DF_OK) k = write_service_event(w, 2); /* tracing_started */
+    if (k == DF_OK) k = write_trace_config(w);
+    if (k == DF_OK) k = write_spans_start(w);
+    if (k == DF_OK) k = write_process_track(w);
+    if (k == DF_OK) k = flush_out(w);
+    if (k != DF_OK) {
+        copy_err(w, err);
+        df__diag_writer_abandon(w);
+        return k;
+    }
+    *out = w;
+    return DF_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Tracks.                                                                   */
+
+static uint64_t thread_uuid(const df__diag_writer *w, uint32_t tid) { return df_hash_combine(w->process_uuid, tid); }
+
+static df_errkind ensure_thread_track(df__diag_writer *w, uint32_t tid) {
+    uint64_t uuid = thread_uuid(w, tid);
+    if (u64map_get(&w->tracks, uuid)) return DF_OK;
+    if (!u64map_put(&w->tracks, uuid, 1)) return io_fail(w, "out of memory", ENOMEM);
+    char path[64], name[64];
+    snprintf(path, sizeof path, "/proc/self/task/%u/comm", tid);
+    read_comm(path, name, sizeof name);
+    if (!name[0]) snprintf(name, sizeof name, "thread %u", tid);
+    packet_begin(w);
+    pb_uint(&w->pkt, TP_SEQ_ID, SEQ_SPANS);
+    size_t td = pb_open(&w->pkt, TP_TRACK_DESCRIPTOR);
+    pb_uint(&w->pkt, 1, uuid);
+    size_t th = pb_open(&w->pkt, 4);
+    pb_int(&w->pkt, 1, w->pid);
+    pb_int(&w->pkt, 2, tid);
+    pb_string(&w->pkt, 5, name);
+    pb_close(&w->pkt, th);
+    pb_close(&w->pkt, td);
+    return packet_end(w);
+}
+
+/* Name, id and sibling rank of a semantic track; writes the name into buf. */
+static void track_identity(const df_diag_track_key *k, char *buf, size_t cap, uint64_t *id, int64_t *rank) {
+    unsigned long long op = k->op_id, q = k->query_id, sub = k->sub_id;
+    switch ((df_diag_track_kind)k->kind) {
+    case DF_DIAG_TK_OPERATION:
+        snprintf(buf, cap, "Operation [op-%020llu]", op);
+        *id = op, *rank = (int64_t)op;
+        break;
+    case DF_DIAG_TK_PHASES:
+        snprintf(buf, cap, "Operation [op-%020llu] / phases", op);
+        *id = 0, *rank = 10;
+        break;
+    case DF_DIAG_TK_PLANNING:
+        snprintf(buf, cap, "Operation [op-%020llu] / query [q-%020llu] / planning", op, q);
+        *id = q, *rank = 20 + (int64_t)q;
+        break;
+    case DF_DIAG_TK_QUERY:
+        snprintf(buf, cap, "Operation [op-%020llu] / query [q-%020llu]", op, q);
+        *id = q, *rank = 20 + (int64_t)q;
+        break;
+    case DF_DIAG_TK_WORKER:
+        snprintf(buf, cap, "Operation [op-%020llu] / query [q-%020llu] / worker [w-%020llu]", op, q, sub);
+        *id = sub, *rank = (int64_t)sub;
+        break;
+    case DF_DIAG_TK_STREAM:
+        snprintf(buf, cap, "Operation [op-%020llu] / query [q-%020llu] / Delta scan output [s-%020llu]", op, q, sub);
+        *id = sub, *rank = 1000000 + (int64_t)sub;
+        break;
+    case DF_DIAG_TK_OWNER:
+        snprintf(buf, cap, "Operation [op-%020llu] / owner [o-%020llu]", op, sub);
+        *id = sub, *rank = 30 + (int64_t)sub;
+        break;
+    default:
+        snprintf(buf, cap, "Delta Funnel diagnostics");
+        *id = 0, *rank = 10;
+        break;
+    }
+}
+
+/* The key of a semantic track's parent (DIAGNOSTICS has the process track). */
+static df_diag_track_key parent_key(const df_diag_track_key *k) {
+    df_diag_track_key p = {.op_id = k->op_id};
+    switch ((df_diag_track_kind)k->kind) {
+    case DF_DIAG_TK_OPERATION: p = (df_diag_track_key){.kind = DF_DIAG_TK_DIAGNOSTICS}; break;
+    case DF_DIAG_TK_PHASES:
+    case DF_DIAG_TK_QUERY:
+    case DF_DIAG_TK_OWNER: p.kind = DF_DIAG_TK_OPERATION; break;
+    case DF_DIAG_TK_PLANNING: p.kind = DF_DIAG_TK_PHASES; break;
+    case DF_DIAG_TK_WORKER:
+    case DF_DIAG_TK_STREAM: p.kind = DF_DIAG_TK_QUERY, p.query_id = k->query_id; break;
+    default: p.kind = DF_DIAG_TK_NONE; break;
+    }
+    return p;
+}
+
+/*
+ * Returns the UUID of a semantic track, writing its descriptor (and its
+ * ancestors') the first time.  0 on failure (the error is sticky in w).
+ */
+static uint64_t ensure_track(df__diag_writer *w, const df_diag_track_key *k) {
+    uint64_t parent = w->process_uuid;
+    if (k->kind != DF_DIAG_TK_DIAGNOSTICS) {
+        df_diag_track_key pk = parent_key(k);
+        if (pk.kind == DF_DIAG_TK_NONE || (parent = ensure_track(w, &pk)) == 0) return 0;
+    }
+    char name[256];
+    uint64_t id = 0;
+    int64_t rank = 0;
+    track_identity(k, name, sizeof name, &id, &rank);
+    uint64_t uuid = parent ^ df_fnv1a64(name, strlen(name)) ^ id;
+    if (u64map_get(&w->tracks, uuid)) return uuid;
+    if (!u64map_put(&w->tracks, uuid, 1)) {
+        io_fail(w, "out of memory", ENOMEM);
+        return 0;
+    }
+    packet_begin(w);
+    pb_uint(&w->pkt, TP_SEQ_ID, SEQ_SPANS);
+    size_t td = pb_open(&w->pkt, TP_TRACK_DESCRIPTOR);
+    pb_uint(&w->pkt, 1, uuid);
+    pb_string(&w->pkt, 2, name);
+    pb_uint(&w->pkt, 5, parent);
+    pb_uint(&w->pkt, 9, 1);  /* disallow_merging_with_system_tracks */
+    pb_uint(&w->pkt, 11, 3); /* child_ordering EXPLICIT */
+    pb_int(&w->pkt, 12, rank > INT32_MAX ? INT32_MAX : rank);
+    pb_uint(&w->pkt, 15, 2); /* sibling_merge_behavior NONE */
+    pb_close(&w->pkt, td);
+    return packet_end(w) == DF_OK ? uuid : 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Track events.                                                             */
+
+static void ann_begin(df__diag_writer *w, const char *name, size_t *at) {
+    *at = pb_open(&w->pkt, 4);
+    pb_uint(&w->pkt, 1, intern_name(w, &w->ann_names, ID_ANNOTATION_NAMES, name));
+}
+
+static void ann_uint(df__diag_writer *w, const char *name, uint64_t v) {
+    size_t at;
+    ann_begin(w, name, &at);
+    pb_uint(&w->pkt, 3, v);
+    pb_close(&w->pkt, at);
+}
+
+static void ann_int(df__diag_writer *w, const char *name, int64_t v) {
+    size_t at;
+    ann_begin(w, name, &at);
+    pb_int(&w->pkt, 4, v);
+    pb_close(&w->pkt, at);
+}
+
+static void ann_str(df__diag_writer *w, const char *name, const char *v) {
+    size_t at;
+    ann_begin(w, name, &at);
+    pb_string(&w->pkt, 6, v);
+    pb_close(&w->pkt, at);
+}
+
+/* The identity arguments present in `id` (spec 1.4 names). */
+static void write_ident_args(df__diag_writer *w, const df_diag_ident *id, uint8_t span_kind) {
+    if (id->operation_id) ann_uint(w, "operation_id", id->operation_id);
+    if (id->capture_scope_id) ann_uint(w, "capture_scope_id", id->capture_scope_id);
+    if (id->query_execution_id) ann_uint(w, "query_execution_id", id->query_execution_id);
+    if (id->query_scope) ann_str(w, "query_scope", df_diag_query_scope_name((df_diag_query_scope)id->query_scope));
+    if (id->query_owner_id) ann_str(w, "query_owner", df_diag_name_get(id->query_owner_id));
+    if (id->worker_kind) {
+        ann_uint(w, "worker_lane_id", id->worker_lane_id);
+        ann_str(w, "worker_kind", df__diag_worker_kind_name(id->worker_kind));
+    }
+    if (id->node_id >= 0) ann_int(w, "node_id", id->node_id);
+    if (id->parent_node_id >= 0) ann_int(w, "parent_node_id", id->parent_node_id);
+    if (id->operator_partition >= 0) ann_int(w, "operator_partition", id->operator_partition);
+    if (id->execution_stream_id) ann_uint(w, "execution_stream_id", id->execution_stream_id);
+    if (id->activity) ann_str(w, "activity", df__diag_activity_value_name(id->activity));
+    if (span_kind == DF_DIAG_SK_AWAIT) ann_str(w, "execution_activity_name", "Await Delta scan output");
+    if (id->op_kind) ann_str(w, "operation_kind", df_diag_op_kind_name((df_diag_op_kind)id->op_kind));
+    if (id->stage) {
+        ann_str(w, "stage_name", df_diag_stage_name((df_diag_stage)id->stage));
+        ann_str(w, "stage_category", df_diag_stage_category((df_diag_stage)id->stage));
+    }
+    if (id->stage_owner_id) ann_uint(w, "stage_owner_id", id->stage_owner_id);
+    if (id->profile_context_id) {
+        ann_uint(w, "profile_context_id", id->profile_context_id);
+        ann_str(w, "context_name", "DataFusion task context");
+    }
+    if (id->time_semantics) ann_str(w, "time_semantics", df__diag_time_semantics_name(id->time_semantics));
+}
+
+/* Opens a track-event packet; returns the offset of the TrackEvent body. */
+static size_t event_begin(df__diag_writer *w, uint64_t ts, uint64_t track, uint32_t type, uint32_t cat,
+                          const char *name) {
+    packet_begin(w);
+    pb_uint(&w->pkt, TP_TIMESTAMP, ts);
+    pb_uint(&w->pkt, TP_SEQ_ID, SEQ_SPANS);
+    pb_uint(&w->pkt, TP_SEQ_FLAGS, SEQ_NEEDS_STATE);
+    size_t at = pb_open(&w->pkt, TP_TRACK_EVENT);
+    pb_uint(&w->pkt, 9, type);
+    pb_uint(&w->pkt, 11, track);
+    pb_uint(&w->pkt, 3, cat);
+    if (name) pb_uint(&w->pkt, 10, intern_name(w, &w->event_names, ID_EVENT_NAMES, name));
+    return at;
+}
+
+static df_errkind event_end(df__diag_writer *w, size_t at) {
+    pb_close(&w->pkt, at);
+    return packet_end(w);
+}
+
+static df_errkind write_begin_record(df__diag_writer *w, const df_diag_ev_begin *e) {
+    const char *name = df__diag_span_name(e->h.kind, e->name_id, &e->ident);
+    if (e->track.kind != DF_DIAG_TK_NONE) {
+        uint64_t track = ensure_track(w, &e->track);
+        if (!track) return w->io_kind;
+        size_t at = event_begin(w, e->ts, track, 1, CAT_PROFILE, name);
+        write_ident_args(w, &e->ident, e->h.kind);
+        DF_TRY(event_end(w, at));
+    }
+    if (e->flags & DF_DIAG_EVF_CONTEXT) {
+        DF_TRY(ensure_thread_track(w, e->h.tid));
+        size_t at = event_begin(w, e->ts, thread_uuid(w, e->h.tid), 1, CAT_CONTEXT, name);
+        write_ident_args(w, &e->ident, e->h.kind);
+        DF_TRY(event_end(w, at));
+    }
+    return DF_OK;
+}
+
+static void write_end_args(df__diag_writer *w, const df_diag_ev_end *e) {
+    if (e->flags & DF_DIAG_EVF_OWNER) ann_str(w, "query_owner", df_diag_name_get(e->query_owner_id));
+    if (e->flags & DF_DIAG_EVF_PARENT_NODE) ann_int(w, "parent_node_id", e->parent_node_id);
+    if (e->h.kind != DF_DIAG_SK_TASK && e->h.kind != DF_DIAG_SK_DETAIL)
+        ann_str(w, "result", df_diag_result_name((df_diag_result)e->result));
+}
+
+static df_errkind write_end_record(df__diag_writer *w, const df_diag_ev_end *e) {
+    if (e->track.kind != DF_DIAG_TK_NONE) {
+        uint64_t track = ensure_track(w, &e->track);
+        if (!track) return w->io_kind;
+        size_t at = event_begin(w, e->ts, track, 2, CAT_PROFILE, NULL);
+        write_end_args(w, e);
+        DF_TRY(event_end(w, at));
+    }
+    if (e->flags & DF_DIAG_EVF_CONTEXT) {
+        DF_TRY(ensure_thread_track(w, e->h.tid));
+        size_t at = event_begin(w, e->ts, thread_uuid(w, e->h.tid), 2, CAT_CONTEXT, NULL);
+        write_end_args(w, e);
+        DF_TRY(event_end(w, at));
+    }
+    return DF_OK;
+}
+
+static df_errkind write_instant_record(df__diag_writer *w, const df_diag_ev_instant *e) {
+    uint64_t track = ensure_track(w, &e->track);
+    if (!track) return w->io_kind;
+    size_t at = event_begin(w, e->ts, track, 3, CAT_PROFILE, df__diag_instant_name(e->h.kind));
+    if (e->h.kind == DF_DIAG_IK_TRUNCATED) ann_uint(w, "maximum_spans", e->maximum_spans);
+    if (e->h.kind == DF_DIAG_IK_QUERY) write_ident_args(w, &e->ident, 0);
+    return event_end(w, at);
+}
+
+df_errkind df__diag_writer_record(df__diag_writer *w, const df_diag_ev_head *rec, df_error *err) {
+    df_errkind k = w->io_kind;
+    if (k == DF_OK) {
+        if (rec->type == DF_DIAG_EV_BEGIN && rec->size >= sizeof(df_diag_ev_begin))
+            k = write_begin_record(w, (const df_diag_ev_begin *)rec);
+        else if (rec->type == DF_DIAG_EV_END && rec->size >= sizeof(df_diag_ev_end))
+            k = write_end_record(w, (const df_diag_ev_end *)rec);
+        else if (rec->type == DF_DIAG_EV_INSTANT && rec->size >= sizeof(df_diag_ev_instant))
+            k = write_instant_record(w, (const df_diag_ev_instant *)rec);
+    }
+    return k == DF_OK ? DF_OK : copy_err(w, err);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Samples.                                                                  */
+
+static df_errkind write_samples_start(df__diag_writer *w) {
+    df_error e = {0};
+    if (df__diag_symbolizer_create(&w->sym, &e) != DF_OK) w->sym = NULL; /* samples stay unsymbolized */
+    df_error_clear(&e);
+    w->stack_buf = df_malloc(DF_DIAG_MAX_FRAMES * sizeof *w->stack_buf);
+    if (!w->stack_buf) return io_fail(w, "out of memory", ENOMEM);
+    packet_begin(w);
+    pb_uint(&w->pkt, TP_SEQ_ID, SEQ_SAMPLES);
+    pb_uint(&w->pkt, TP_SEQ_FLAGS, SEQ_CLEARED);
+    size_t d = pb_open(&w->pkt, TP_DEFAULTS);
+    pb_uint(&w->pkt, 58, CLOCK_MONOTONIC_ID);
+    size_t psd = pb_open(&w->pkt, 12); /* perf_sample_defaults */
+    size_t tb = pb_open(&w->pkt, 1);   /* timebase */
+    pb_uint(&w->pkt, 2, w->sample_hz ? w->sample_hz : 1);
+    pb_uint(&w->pkt, 4, 1);            /* SW_CPU_CLOCK */
+    pb_string(&w->pkt, 10, "cpu-clock");
+    pb_close(&w->pkt, tb);
+    pb_close(&w->pkt, psd);
+    pb_close(&w->pkt, d);
+    w->samples_started = true;
+    return packet_end(w);
+}
+
+/* The iid of module m's Mapping, interning it (and its path, build id) if new. */
+static uint64_t mapping_iid(df__diag_writer *w, const df__diag_module *m) {
+    uint64_t iid = u64map_get(&w->mappings, m->index);
+    if (iid) return iid;
+    iid = ++w->next_mapping;
+    if (!u64map_put(&w->mappings, m->index, iid)) {
+        w->pkt.failed = true;
+        return 0;
+    }
+    uint64_t path = intern_name(w, &w->paths, ID_MAPPING_PATHS, m->path);
+    uint64_t bid = 0;
+    if (m->build_id_len) {
+        bool fresh;
+        bid = bytesmap_intern(&w->build_ids, m->build_id, m->build_id_len, &fresh);
+        if (!bid) w->pkt.failed = true;
+        else if (fresh) intern_entry(w, ID_BUILD_IDS, bid, m->build_id, m->build_id_len);
+    }
+    size_t at = pb_open(&w->interned, ID_MAPPINGS);
+    pb_uint(&w->interned, 1, iid);
+    if (bid) pb_uint(&w->interned, 2, bid);
+    pb_uint(&w->interned, 3, m->offset);
+    pb_uint(&w->interned, 4, m->start);
+    pb_uint(&w->interned, 5, m->end);
+    pb_uint(&w->interned, 7, path);
+    pb_close(&w->interned, at);
+    return iid;
+}
+
+/* The iid of the frame at lookup address `addr`, symbolizing and interning it if new. */
+static uint64_t frame_iid(df__diag_writer *w, uint64_t addr) {
+    uint64_t iid = u64map_get(&w->frames, addr);
+    if (iid) return iid;
+    df__diag_symbol sym = {0};
+    df_error e = {0};
+    if (w->sym && df__diag_symbolize(w->sym, addr, &sym, &e) != DF_OK) w->pkt.failed = true;
+    df_error_clear(&e);
+    iid = ++w->next_frame;
+    if (!u64map_put(&w->frames, addr, iid)) {
+        w->pkt.failed = true;
+        return 0;
+    }
+    uint64_t fn = sym.function ? intern_name(w, &w->functions, ID_FUNCTION_NAMES, sym.function) : 0;
+    uint64_t map = sym.module ? mapping_iid(w, sym.module) : 0;
+    uint64_t src = sym.source_file ? intern_name(w, &w->sources, ID_SOURCE_PATHS, sym.source_file) : 0;
+    size_t at = pb_open(&w->interned, ID_FRAMES);
+    pb_uint(&w->interned, 1, iid);
+    if (fn) pb_uint(&w->interned, 2, fn);
+    if (map) {
+        pb_uint(&w->interned, 3, map);
+        pb_uint(&w->interned, 4, addr - sym.module->start + sym.module->offset);
+    }
+    if (src) {
+        pb_uint(&w->interned, 5, src);
+        pb_uint(&w->interned, 6, sym.line);
+    }
+    pb_close(&w->interned, at);
+    return iid;
+}
+
+/* The iid of the callstack of s (root first), interning frames and the stack if new. */
+static uint64_t callstack_iid(df__diag_writer *w, const df__diag_sample *s) {
+    uint32_t n = DF_MIN(s->nframes, (uint32_t)DF_DIAG_MAX_FRAMES);
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t pc = s->pcs[i];
+        uint64_t addr = i == 0 || pc == 0 ? pc : pc - 1; /* return addresses point after the call */
+        w->stack_buf[n - 1 - i] = frame_iid(w, addr);
+    }
+    bool fresh;
+    uint64_t iid = bytesmap_intern(&w->callstacks, w->stack_buf, n * sizeof *w->stack_buf, &fresh);
+    if (!iid) {
+        w->pkt.failed = true;
+        return 0;
+    }
+    if (fresh) {
+        size_t at = pb_open(&w->interned, ID_CALLSTACKS);
+        pb_uint(&w->interned, 1, iid);
+        for (uint32_t i = 0; i < n; i++) pb_uint(&w->interned, 2, w->stack_buf[i]); /* unpacked */
+        pb_close(&w->interned, at);
+    }
+    return iid;
+}
+
+static void perf_sample_fields(df__diag_writer *w, const df__diag_sample *s, uint64_t stack) {
+    size_t at = pb_open(&w->pkt, TP_PERF_SAMPLE);
+    if (s->cpu != UINT32_MAX) pb_uint(&w->pkt, 1, s->cpu);
+    pb_uint(&w->pkt, 2, w->pid);
+    pb_uint(&w->pkt, 3, s->tid);
+    if (stack) pb_uint(&w->pkt, 4, stack);
+    pb_uint(&w->pkt, 5, 2); /* MODE_USER */
+    if (s->unwind_error) pb_uint(&w->pkt, 16, 2); /* UNWIND_ERROR_MEMORY_INVALID */
+    pb_close(&w->pkt, at);
+}
+
+df_errkind df__diag_writer_sample(df__diag_writer *w, const df__diag_sample *s, df_error *err) {
+    if (w->io_kind == DF_OK && !w->samples_started) write_samples_start(w);
+    if (w->io_kind == DF_OK) ensure_thread_track(w, s->tid);
+    uint32_t repeat = DF_MIN(DF_MAX(s->weight, 1u), MAX_SAMPLE_REPEAT);
+    for (uint32_t r = 0; r < repeat && w->io_kind == DF_OK; r++) {
+        packet_begin(w);
+        pb_uint(&w->pkt, TP_TIMESTAMP, s->ts);
+        pb_uint(&w->pkt, TP_SEQ_ID, SEQ_SAMPLES);
+        pb_uint(&w->pkt, TP_SEQ_FLAGS, SEQ_NEEDS_STATE);
+        uint64_t stack = s->nframes ? callstack_iid(w, s) : 0;
+        perf_sample_fields(w, s, stack);
+        packet_end(w);
+    }
+    return w->io_kind == DF_OK ? DF_OK : copy_err(w, err);
+}
+
+df_errkind df__diag_writer_samples_lost(df__diag_writer *w, uint64_t lost, df_error *err) {
+    if (w->io_kind == DF_OK && !w->samples_started) write_samples_start(w);
+    if (w->io_kind == DF_OK && lost) {
+        packet_begin(w);
+        pb_uint(&w->pkt, TP_TIMESTAMP, clock_ns(CLOCK_MONOTONIC));
+        pb_uint(&w->pkt, TP_SEQ_ID, SEQ_SAMPLES);
+        pb_uint(&w->pkt, TP_SEQ_FLAGS, SEQ_NEEDS_STATE);
+        size_t at = pb_open(&w->pkt, TP_PERF_SAMPLE);
+        pb_uint(&w->pkt, 2, w->pid);
+        pb_uint(&w->pkt, 17, lost); /* kernel_records_lost */
+        pb_close(&w->pkt, at);
+        packet_end(w);
+    }
+    return w->io_kind == DF_OK ? DF_OK : copy_err(w, err);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Finish.                                                                   */
+
+static df_errkind write_trace_stats(df__diag_writer *w, const df_diag_capture_stats *st) {
+    packet_begin(w);
+    pb_uint(&w->pkt, TP_SEQ_ID, SEQ_SERVICE);
+    size_t ts = pb_open(&w->pkt, TP_TRACE_STATS);
+    size_t bs = pb_open(&w->pkt, 1);
+    pb_uint(&w->pkt, 19, st->events_lost); /* trace_writer_packet_loss: records dropped at the cap */
+    pb_close(&w->pkt, bs);
+    pb_close(&w->pkt, ts);
+    return packet_end(w);
+}
+
+df_errkind df__diag_writer_finish(df__diag_writer *w, const df_diag_capture_stats *st, df_error *err) {
+    if (w->fd < 0) return copy_err(w, err);
+    if (w->io_kind == DF_OK) write_trace_stats(w, st);
+    if (w->io_kind == DF_OK) write_clock_snapshot(w);
+    if (w->io_kind == DF_OK) write_service_event(w, 3); /* all_data_sources_flushed */
+    if (w->io_kind == DF_OK) write_service_event(w, 5); /* tracing_disabled */
+    if (w->io_kind == DF_OK) flush_out(w);
+    if (w->io_kind == DF_OK && fsync(w->fd) != 0 && errno != EINVAL) io_fail(w, "fsync failed", errno);
+    if (close(w->fd) != 0 && w->io_kind == DF_OK) io_fail(w, "close failed", errno);
+    w->fd = -1;
+    return copy_err(w, err);
+}
+
+uint64_t df__diag_writer_bytes(const df__diag_writer *w) { return w ? w->bytes : 0; }
+
+void df__diag_writer_abandon(df__diag_writer *w) {
+    if (!w) return;
+    if (w->fd >= 0) close(w->fd);
+    w->fd = -1;
+    unlink(w->path);
+    df__diag_writer_destroy(w);
+}
+
+void df__diag_writer_destroy(df__diag_writer *w) {
+    if (!w) return;
+    if (w->fd >= 0) close(w->fd);
+    df__diag_symbolizer_destroy(w->sym);
+    df_buf_free(&w->out.buf);
+    df_buf_free(&w->pkt.buf);
+    df_buf_free(&w->interned.buf);
+    df_error_clear(&w->io_err);
+    u64map_free(&w->tracks);
+    u64map_free(&w->frames);
+    u64map_free(&w->mappings);
+    bytesmap_free(&w->event_names);
+    bytesmap_free(&w->ann_names);
+    bytesmap_free(&w->functions);
+    bytesmap_free(&w->paths);
+    bytesmap_free(&w->sources);
+    bytesmap_free(&w->build_ids);
+    bytesmap_free(&w->callstacks);
+    df_free(w->stack_buf);
+    df_free(w->path);
+    df_free(w);
+}
