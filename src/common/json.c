@@ -752,10 +752,15 @@ size_t df_json_format_double(double v, char buf[32]) {
      * exists (at most one 15-digit decimal lies within half an ulp); else try
      * 16 and 17 digits, and 17 always reads back exactly. */
     /* Subnormals carry fewer significant bits, so there the search starts at one digit. */
+    char tmp[48]; /* %.17g needs at most 24 bytes; the slack keeps the compiler's bound check quiet */
     for (int prec = fabs(v) < DBL_MIN ? 1 : 15; prec <= 17; prec++) {
-        snprintf(buf, 32, "%.*g", prec, v);
-        if (strtod(buf, NULL) == v) break;
+        snprintf(tmp, sizeof tmp, "%.*g", prec, v);
+        if (strtod(tmp, NULL) == v) break;
     }
+    size_t tlen = strlen(tmp);
+    if (tlen > 29) tlen = 29;
+    memcpy(buf, tmp, tlen);
+    buf[tlen] = '\0';
     const char *dp = localeconv()->decimal_point;
     if (dp && dp[0] && dp[0] != '.' && !dp[1]) {
         char *c = strchr(buf, dp[0]);
