@@ -1,0 +1,388 @@
+/*
+ * Delta Funnel: the public C API.
+ *
+ * Programs and the Python extension use only this header.  Everything is
+ * an opaque handle with open/close (or new/free) functions; every fallible
+ * call returns a df_errkind (DF_OK = 0) and fills an optional df_error.  On
+ * failure out-pointers are set to NULL and nothing needs to be destroyed.
+ *
+ * The objects:
+ *
+ *   df_session_options  option values for a session, validated as they are
+ *                       set (the same messages as the reference Python API)
+ *   df_session          a catalog of registered Delta sources and derived
+ *                       SQL tables, with its options and worker threads
+ *   df_delta_source     a validated, not yet registered Delta source
+ *                       (location, snapshot version, storage options)
+ *   df_table            a lazy table: a registered Delta source or a
+ *                       derived SQL table; reads nothing until executed
+ *   df_preview          a bounded, formatted result (text grid, HTML,
+ *                       phase timings, optional execution profile)
+ *
+ * Options and arguments arrive as df_value, a small tagged value that a
+ * host (the Python extension, the CLI) fills from its own values, so that
+ * type checks and their messages live in one place.
+ *
+ * Secrets: connection strings and storage-option values are never copied
+ * into messages, reprs or reports; locations are shown sanitized (no
+ * user:password@, nothing after '?' or '#').
+ *
+ * Thread safety: a session may be used from several threads.  Previews and
+ * other reads run concurrently; catalog mutations (registration, SQL
+ * tables, aliases) need the session to themselves and fail with
+ * DF_ERR_CONCURRENT_SESSION_MUTATION instead of waiting.
+ */
+#ifndef DELTAFUNNEL_DELTAFUNNEL_H
+#define DELTAFUNNEL_DELTAFUNNEL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "deltafunnel/df_alloc.h"
+#include "deltafunnel/df_arrow_abi.h"
+#include "deltafunnel/df_error.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The library version ("0.1.0"); a static string. */
+const char *df_version(void);
+
+/* ------------------------------------------------------------------------ */
+/* Host values                                                               */
+
+typedef enum df_value_kind {
+    DF_VALUE_NONE = 0,  /* absent / None: the default */
+    DF_VALUE_BOOL,      /* `b` */
+    DF_VALUE_INT,       /* `i`: an integer that fits int64 */
+    DF_VALUE_BIG_INT,   /* an integer outside int64; `i` is -1 (below int64), 1 (fits
+                           uint64) or 2 (beyond uint64) */
+    DF_VALUE_FLOAT,     /* `f` */
+    DF_VALUE_STRING,    /* `s`: NUL-terminated UTF-8 */
+    DF_VALUE_MAP,       /* `entries`/`nentries`: an ordered mapping */
+    DF_VALUE_OTHER,     /* any other host value (a list, an object, ...) */
+} df_value_kind;
+
+typedef struct df_value_entry df_value_entry;
+
+typedef struct df_value {
+    df_value_kind kind;             /* which member below is meaningful */
+    bool b;                         /* DF_VALUE_BOOL */
+    int64_t i;                      /* DF_VALUE_INT; range class for DF_VALUE_BIG_INT */
+    double f;                       /* DF_VALUE_FLOAT */
+    const char *s;                  /* DF_VALUE_STRING, borrowed */
+    const df_value_entry *entries;  /* DF_VALUE_MAP, borrowed */
+    size_t nentries;                /* DF_VALUE_MAP */
+} df_value;
+
+struct df_value_entry {
+    df_value key;                   /* usually a string; anything else is rejected by name checks */
+    df_value value;                 /* the entry's value */
+};
+
+/* Convenience constructors (no allocation; strings are borrowed). */
+static inline df_value df_value_none(void) { df_value v = {DF_VALUE_NONE, false, 0, 0.0, NULL, NULL, 0}; return v; }
+static inline df_value df_value_bool(bool b) { df_value v = df_value_none(); v.kind = DF_VALUE_BOOL; v.b = b; return v; }
+static inline df_value df_value_int(int64_t i) { df_value v = df_value_none(); v.kind = DF_VALUE_INT; v.i = i; return v; }
+static inline df_value df_value_str(const char *s) { df_value v = df_value_none(); v.kind = DF_VALUE_STRING; v.s = s; return v; }
+static inline df_value df_value_map(const df_value_entry *e, size_t n) {
+    df_value v = df_value_none(); v.kind = DF_VALUE_MAP; v.entries = e; v.nentries = n; return v;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Progress                                                                  */
+
+typedef enum df_progress_kind {
+    DF_PROGRESS_STARTED = 1,  /* `label` names the operation ("Loading Delta source") */
+    DF_PROGRESS_PHASE,        /* `label` names the phase ("Collecting preview") */
+    DF_PROGRESS_FILES,        /* `files_done` of `files_total` Delta files read */
+    DF_PROGRESS_ROWS,         /* cumulative `rows` and `batches` */
+    DF_PROGRESS_FINISHED,     /* `label` is "Completed", "Failed" or "Cancelled" */
+} df_progress_kind;
+
+typedef struct df_progress_event {
+    df_progress_kind kind;    /* what happened */
+    const char *label;        /* STARTED / PHASE / FINISHED text; never holds locations or SQL */
+    int64_t files_done;       /* FILES */
+    int64_t files_total;      /* FILES */
+    int64_t rows;             /* ROWS */
+    int64_t batches;          /* ROWS */
+} df_progress_event;
+
+/*
+ * A progress sink.  Called on the thread that runs the operation, in order;
+ * it must not call back into the session.  A NULL `fn` disables progress.
+ */
+typedef struct df_progress {
+    void (*fn)(void *user, const df_progress_event *event);  /* NULL: no progress */
+    void *user;                                                /* passed to fn */
+} df_progress;
+
+/* ------------------------------------------------------------------------ */
+/* Session options                                                           */
+
+typedef struct df_session_options df_session_options;
+
+/* A new option set with every default.  Caller frees with df_session_options_free. */
+df_errkind df_session_options_new(df_session_options **out, df_error *err);
+void df_session_options_free(df_session_options *opts);
+/* A copy (caller frees). */
+df_errkind df_session_options_copy(const df_session_options *opts, df_session_options **out, df_error *err);
+
+/*
+ * Sets one option, checking the value's type and range now.  Names are the
+ * Python keywords:
+ *
+ *   default_mssql_connection_string   string, not blank (never shown anywhere)
+ *   target_partitions                 non-negative integer or NONE (CPU count)
+ *   output_batch_size                 non-negative integer or NONE (8192)
+ *   validation_options                MAP: target_validation_mode,
+ *                                     dry_run_scan_summary_mode,
+ *                                     require_successful_planning
+ *   schema_options                    MAP: string_policy, binary_policy, ...
+ *   provider_scan_options.<field>     one ProviderScanOptions field:
+ *                                     max_concurrent_file_reads_per_scan, ...,
+ *                                     intra_file_repartitioning (string
+ *                                     "fill_missing_parallelism"/"rebalance"),
+ *                                     use_view_types
+ *
+ * Zero counts are accepted here and rejected by df_session_options_validate
+ * (and so by df_session_new), as the reference does.  On failure the
+ * option keeps its previous value.  Errors: DF_ERR_INVALID_OPTION_VALUE,
+ * DF_ERR_INVALID_OPTION_NAME, DF_ERR_UNKNOWN_OPTION, DF_ERR_MSSQL_TARGET_CONFIG.
+ */
+df_errkind df_session_options_set(df_session_options *opts, const char *name, const df_value *value, df_error *err);
+
+/*
+ * Checks the values that must be positive: provider scan bounds
+ * (DF_ERR_CONFIG, "configuration error: <name> must be greater than zero"),
+ * then target_partitions and output_batch_size (DF_ERR_BATCH_PIPELINE).
+ */
+df_errkind df_session_options_validate(const df_session_options *opts, df_error *err);
+
+/*
+ * Reads one option back as JSON text (a number, string, bool, null or
+ * object); secrets read back as "<redacted>".  Caller frees *out with df_free.
+ */
+df_errkind df_session_options_get_json(const df_session_options *opts, const char *name, char **out, df_error *err);
+
+/* ------------------------------------------------------------------------ */
+/* Sessions                                                                  */
+
+typedef struct df_session df_session;
+typedef struct df_table df_table;
+typedef struct df_delta_source df_delta_source;
+typedef struct df_preview df_preview;
+
+/*
+ * Creates a session (validates the options first; NULL = defaults).  The
+ * options are copied.  Caller frees with df_session_free.
+ */
+df_errkind df_session_new(const df_session_options *opts, df_session **out, df_error *err);
+/*
+ * Releases the caller's reference.  Tables keep their session alive, so
+ * the memory goes when the last table is released too.  Accepts NULL.
+ */
+void df_session_free(df_session *session);
+
+/*
+ * "deltafunnel.Session(sources=[\"a\"], derived_tables=[\"b\"])": registered
+ * source names and registered derived aliases, in registration order.
+ * Caller frees *out with df_free.
+ */
+df_errkind df_session_repr(df_session *session, char **out, df_error *err);
+
+/* ------------------------------------------------------------------------ */
+/* Delta sources                                                             */
+
+/*
+ * Validates source arguments without any I/O: `uri` must be non-empty
+ * (DF_ERR_INVALID_SOURCE_URI); `version` NONE or a non-negative INT
+ * (DF_ERR_INVALID_VERSION); `storage_options` NONE or a MAP of strings to
+ * strings (DF_ERR_INVALID_STORAGE_OPTIONS).  NULL pointers mean NONE.
+ * Caller frees with df_delta_source_free.
+ */
+df_errkind df_delta_source_new(const char *uri, const df_value *version, const df_value *storage_options,
+                               df_delta_source **out, df_error *err);
+void df_delta_source_free(df_delta_source *src);
+/* The sanitized, escaped location as given (for reprs).  Borrowed. */
+const char *df_delta_source_display_uri(const df_delta_source *src);
+/* The requested snapshot version, or -1 for "latest at registration". */
+int64_t df_delta_source_version(const df_delta_source *src);
+/* "deltafunnel.PendingDeltaSource(source_uri=\"...\", snapshot_version=N|None)"; caller frees. */
+df_errkind df_delta_source_repr(const df_delta_source *src, char **out, df_error *err);
+
+/*
+ * Loads the snapshot of `src` and registers it under `name` (steps
+ * source_loading, protocol_preflight, datafusion_registration).  Name rules
+ * and duplicates are checked first (DF_ERR_INVALID_SOURCE_NAME,
+ * DF_ERR_DUPLICATE_SOURCE_NAME); the session changes only if every step
+ * succeeds.  *out is a new table reference (release it).  `progress` may
+ * be NULL.  Errors keep the reference (phase, kind): source_config,
+ * delta_source (context {"cause": ...}), delta_protocol, ...
+ */
+df_errkind df_session_register_delta(df_session *session, const df_delta_source *src, const char *name,
+                                     const df_progress *progress, df_table **out, df_error *err);
+
+/* ------------------------------------------------------------------------ */
+/* Tables                                                                    */
+
+typedef enum df_table_kind {
+    DF_TABLE_DELTA_SOURCE = 1,  /* a registered Delta source */
+    DF_TABLE_DERIVED_SQL = 2,   /* a table defined by SQL over registered names */
+} df_table_kind;
+
+df_table *df_table_retain(df_table *table);
+void df_table_release(df_table *table);
+
+/* Session-local id (one counter per session, from 0, shared by sources and derived tables). */
+int64_t df_table_id(const df_table *table);
+/* The table's name ("orders", "table_3" or its alias).  Borrowed, valid while the handle lives. */
+const char *df_table_name(const df_table *table);
+df_table_kind df_table_get_kind(const df_table *table);
+/* "delta_source" or "derived_sql". */
+const char *df_table_kind_name(df_table_kind kind);
+/* The sanitized normalized location of a Delta source; NULL for derived tables.  Borrowed. */
+const char *df_table_source_uri(const df_table *table);
+/* The pinned snapshot version of a Delta source; -1 for derived tables. */
+int64_t df_table_snapshot_version(const df_table *table);
+/* True when the table was made by `session`. */
+bool df_table_in_session(const df_table *table, const df_session *session);
+/* "deltafunnel.Table(id=1, kind=\"derived_sql\", name=\"table_1\")"; caller frees. */
+df_errkind df_table_repr(const df_table *table, char **out, df_error *err);
+
+/*
+ * Plans one read-only SQL query over the registered names; reads no rows.
+ * Returns a derived table named table_<id>.  Every SQL error is
+ * DF_ERR_SQL_TABLE (phase "sql_table") whose context holds the specific
+ * cause ({"cause_kind": "sql_syntax", "offset": 7}) and whose `offset`
+ * field is the character offset when one is known; messages never echo the
+ * SQL text.
+ */
+df_errkind df_session_table_from_sql(df_session *session, const char *sql, df_table **out, df_error *err);
+
+/*
+ * Registers a pending derived table under `name` so later SQL can use it;
+ * returns a new handle with the same id and the new name.  Name errors come
+ * first (source_config); a Delta source, an already aliased table or a
+ * table of another session -> DF_ERR_SQL_TABLE.
+ */
+df_errkind df_table_alias(df_table *table, const char *name, df_table **out, df_error *err);
+
+/*
+ * The output schema as JSON: [{"index":0,"name":"id","arrow_type":"Int64",
+ * "nullable":true}, ...].  Caller frees *out.
+ */
+df_errkind df_table_schema_json(df_table *table, char **out, df_error *err);
+/* The output schema through the Arrow C Data Interface (a struct "+s" schema). */
+df_errkind df_table_arrow_schema(df_table *table, struct ArrowSchema *out, df_error *err);
+
+/*
+ * Executes the table and hands its batches over as an ArrowArrayStream
+ * (zero copy).  `limit` < 0 = all rows.  The stream keeps the session
+ * alive and may be consumed from any thread.
+ */
+df_errkind df_table_execute_arrow(df_table *table, int64_t limit, struct ArrowArrayStream *out, df_error *err);
+
+/* ------------------------------------------------------------------------ */
+/* Previews                                                                  */
+
+typedef struct df_preview_options {
+    int64_t limit;              /* rows to show (>= 0); default 20 */
+    bool execution_profile;     /* build the per-operator execution profile */
+    df_progress progress;       /* optional progress sink */
+} df_preview_options;
+
+/* Fills the defaults (limit 20, no profile, no progress). */
+void df_preview_options_init(df_preview_options *opts);
+
+/*
+ * Runs the table with LIMIT `limit`, collects the rows and formats them.
+ * Failures are DF_ERR_PREVIEW_FAILED (phase "preview") with context
+ * {"failed_phase", "phase_timings", "execution_profile"}; the message names
+ * the failed phase and the cause.  *out is freed with df_preview_free.
+ */
+df_errkind df_table_preview(df_table *table, const df_preview_options *opts, df_preview **out, df_error *err);
+void df_preview_free(df_preview *preview);
+/*
+ * The Arrow-style text grid.  Borrowed, NUL-terminated; the length tells
+ * where it ends when string data itself holds NUL bytes.
+ */
+const char *df_preview_text(const df_preview *preview);
+size_t df_preview_text_length(const df_preview *preview);
+/* The HTML table.  Borrowed, NUL-terminated. */
+const char *df_preview_html(const df_preview *preview);
+size_t df_preview_html_length(const df_preview *preview);
+/* The seven phase timings as a JSON array.  Borrowed. */
+const char *df_preview_phase_timings_json(const df_preview *preview);
+/* The execution profile as a JSON object, or NULL when not requested.  Borrowed. */
+const char *df_preview_execution_profile_json(const df_preview *preview);
+int64_t df_preview_num_rows(const df_preview *preview);
+int64_t df_preview_num_columns(const df_preview *preview);
+
+/* One phase timing (the same facts as the JSON entries). */
+typedef struct df_phase_timing {
+    const char *phase_name;     /* "preview_dataframe_planning", ..., "preview_total" (static) */
+    const char *status;         /* "completed", "failed" or "not_started" (static) */
+    const char *reason;         /* NULL, "prior_failure" or "not_executed" (static) */
+    int64_t elapsed_micros;     /* -1 when not measured */
+} df_phase_timing;
+
+/* Number of phase timings (7). */
+int32_t df_preview_num_phase_timings(const df_preview *preview);
+/* Fills *out with timing i; false when i is out of range. */
+bool df_preview_phase_timing(const df_preview *preview, int32_t i, df_phase_timing *out);
+
+/*
+ * Formats batches read from an Arrow stream exactly as previews do (up to
+ * `max_rows` rows; < 0 = all).  Consumes and releases `stream`.  Any output
+ * pointer may be NULL; texts are freed with df_free, lengths exclude the
+ * terminating NUL.
+ */
+df_errkind df_format_arrow_stream(struct ArrowArrayStream *stream, int64_t max_rows, char **text, size_t *text_len,
+                                  char **html, size_t *html_len, df_error *err);
+
+/* ------------------------------------------------------------------------ */
+/* Logging filters                                                           */
+
+/*
+ * Checks a logging filter in the reference syntax ("target=level,level,...";
+ * levels off/error/warn/info/debug/trace or 0-5).  DF_ERR_INVALID_LOGGING_FILTER
+ * with the reference's message when it does not parse.
+ */
+df_errkind df_log_filter_validate(const char *filter, df_error *err);
+
+/* ------------------------------------------------------------------------ */
+/* Synthetic data                                                            */
+
+typedef struct df_datagen_options {
+    const char *output;         /* table directory (created; must not hold a Delta log) */
+    int64_t rows;               /* total rows (>= 0) */
+    int32_t files;              /* data files per partition (>= 1); default 1 */
+    int32_t partitions;         /* partition values (0 = unpartitioned); default 0 */
+    uint64_t seed;              /* generator seed; same seed, same bytes */
+    const char *codec;          /* "none", "snappy" (default) or "zstd" */
+    const char *shape;          /* "mixed" (default), "narrow", "wide" or "events" */
+    int64_t row_group_rows;     /* rows per row group (0 = 131072) */
+} df_datagen_options;
+
+typedef struct df_datagen_result {
+    int64_t rows;               /* rows written */
+    int64_t files;              /* data files written */
+    int64_t bytes;              /* data bytes written */
+} df_datagen_result;
+
+void df_datagen_options_init(df_datagen_options *opts);
+/*
+ * Writes a deterministic synthetic Delta table (Parquet data files plus one
+ * JSON commit whose add actions carry statistics), streaming in bounded
+ * memory.  `result` may be NULL.
+ */
+df_errkind df_datagen_run(const df_datagen_options *opts, df_datagen_result *result, df_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

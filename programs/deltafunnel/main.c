@@ -1,0 +1,343 @@
+/*
+ * deltafunnel: the command-line program.
+ *
+ *   deltafunnel preview --source NAME=URI [--source ...] [--sql SQL] [--limit N]
+ *                       [--target-partitions N] [--batch-size N] [--profile]
+ *   deltafunnel datagen --output DIR --rows N [--files F] [--partitions P] [--seed S]
+ *                       [--codec none|snappy|zstd] [--shape mixed|narrow|wide|events]
+ *                       [--row-group-rows N]
+ *   deltafunnel --version | --help | help [COMMAND] | COMMAND --help
+ *
+ * Results go to stdout; each error is one line "error: <phase>/<kind>:
+ * <message>" on stderr.  Exit codes: 0 success, 1 the operation failed,
+ * 2 usage error, 70 out of memory or an internal error.
+ *
+ * Only the public API (include/deltafunnel/deltafunnel.h) is used.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "deltafunnel/deltafunnel.h"
+
+#define EXIT_OPERATION 1
+#define EXIT_USAGE 2
+#define EXIT_INTERNAL 70
+#define MAX_SOURCES 64
+
+static const char main_usage[] =
+    "usage: deltafunnel <command> [options]\n"
+    "\n"
+    "Read Delta Lake tables, transform them with SQL, preview the results.\n"
+    "\n"
+    "commands:\n"
+    "  preview   run SQL over Delta tables and print the first rows\n"
+    "  datagen   write a deterministic synthetic Delta table\n"
+    "  help      show help for a command\n"
+    "\n"
+    "options:\n"
+    "  --version   print the version and exit\n"
+    "  --help      print this help and exit\n"
+    "\n"
+    "Exit codes: 0 success, 1 operation failed, 2 usage error, 70 internal error.\n";
+
+static const char preview_usage[] =
+    "usage: deltafunnel preview --source NAME=URI [--source NAME=URI ...] [--sql SQL] [options]\n"
+    "\n"
+    "Registers each Delta table under NAME, plans SQL over the registered names and prints\n"
+    "the first rows as a text grid followed by the phase timings.  Without --sql the only\n"
+    "registered source is previewed.\n"
+    "\n"
+    "options:\n"
+    "  --source NAME=URI        a Delta table (local path or file:// URI); repeatable\n"
+    "  --sql SQL                a read-only query over the registered names\n"
+    "  --limit N                rows to show (default 20)\n"
+    "  --target-partitions N    worker partitions (default: CPU count)\n"
+    "  --batch-size N           rows per batch (default 8192)\n"
+    "  --profile                also print the execution profile (JSON)\n"
+    "  --help                   print this help\n";
+
+static const char datagen_usage[] =
+    "usage: deltafunnel datagen --output DIR --rows N [options]\n"
+    "\n"
+    "Writes a deterministic synthetic Delta table (Parquet data files and one commit whose\n"
+    "add actions carry statistics), streaming in bounded memory.  The same seed gives the\n"
+    "same bytes.\n"
+    "\n"
+    "options:\n"
+    "  --output DIR             table directory (must not hold a Delta table yet)\n"
+    "  --rows N                 total rows\n"
+    "  --files F                data files per partition (default 1)\n"
+    "  --partitions P           partition values (default 0: unpartitioned)\n"
+    "  --seed S                 generator seed (default 42)\n"
+    "  --codec C                none, snappy (default) or zstd\n"
+    "  --shape S                mixed (default), narrow, wide or events\n"
+    "  --row-group-rows N       rows per Parquet row group (default 131072)\n"
+    "  --help                   print this help\n";
+
+static int usage_error(const char *fmt, const char *arg) {
+    fprintf(stderr, "error: usage: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, " (see --help)\n");
+    return EXIT_USAGE;
+}
+
+/* Prints a library error as one line and returns the exit code for it. */
+static int report_error(df_error *err) {
+    const char *phase = err->phase[0] ? err->phase : df_errkind_default_phase(err->kind);
+    fprintf(stderr, "error: %s/%s: %s\n", phase, df_errkind_name(err->kind), err->message);
+    int code = err->kind == DF_ERR_OUT_OF_MEMORY || err->kind == DF_ERR_INTERNAL ? EXIT_INTERNAL : EXIT_OPERATION;
+    df_error_clear(err);
+    return code;
+}
+
+/* Parses a non-negative integer; false when s is not one. */
+static bool parse_count(const char *s, int64_t *out) {
+    if (!s || !*s || *s == '-' || *s == '+') return false;
+    errno = 0;
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *end || v > INT64_MAX) return false;
+    *out = (int64_t)v;
+    return true;
+}
+
+/* The value of option argv[*i] (advancing *i); NULL when missing. */
+static const char *option_value(int argc, char **argv, int *i) {
+    if (*i + 1 >= argc) return NULL;
+    return argv[++*i];
+}
+
+/* ------------------------------------------------------------------------ */
+/* preview                                                                   */
+
+typedef struct preview_args {
+    char name_store[MAX_SOURCES][256]; /* copies of the NAME parts */
+    const char *names[MAX_SOURCES];  /* source names */
+    const char *uris[MAX_SOURCES];   /* source locations */
+    int nsources;
+    const char *sql;                 /* NULL: preview the only source */
+    int64_t limit;
+    int64_t target_partitions;       /* -1 = default */
+    int64_t batch_size;              /* -1 = default */
+    bool profile;
+} preview_args;
+
+static int parse_preview(int argc, char **argv, preview_args *a) {
+    memset(a, 0, sizeof *a);
+    a->limit = 20;
+    a->target_partitions = a->batch_size = -1;
+    for (int i = 0; i < argc; i++) {
+        const char *opt = argv[i];
+        const char *v = NULL;
+        if (strcmp(opt, "--profile") == 0) {
+            a->profile = true;
+            continue;
+        }
+        if (strncmp(opt, "--", 2) != 0) return usage_error("unexpected argument `%s`", opt);
+        v = option_value(argc, argv, &i);
+        if (!v) return usage_error("%s needs a value", opt);
+        if (strcmp(opt, "--source") == 0) {
+            const char *eq = strchr(v, '=');
+            if (!eq || eq == v || !eq[1]) return usage_error("--source wants NAME=URI, got `%s`", v);
+            if (a->nsources == MAX_SOURCES) return usage_error("at most 64 sources%s", "");
+            size_t n = (size_t)(eq - v);
+            if (n >= sizeof a->name_store[0]) return usage_error("source name too long: `%s`", v);
+            memcpy(a->name_store[a->nsources], v, n);
+            a->name_store[a->nsources][n] = '\0';
+            a->names[a->nsources] = a->name_store[a->nsources];
+            a->uris[a->nsources++] = eq + 1;
+        } else if (strcmp(opt, "--sql") == 0) {
+            a->sql = v;
+        } else if (strcmp(opt, "--limit") == 0) {
+            if (!parse_count(v, &a->limit)) return usage_error("--limit wants a non-negative integer, got `%s`", v);
+        } else if (strcmp(opt, "--target-partitions") == 0) {
+            if (!parse_count(v, &a->target_partitions)) return usage_error("--target-partitions wants a count, got `%s`", v);
+        } else if (strcmp(opt, "--batch-size") == 0) {
+            if (!parse_count(v, &a->batch_size)) return usage_error("--batch-size wants a count, got `%s`", v);
+        } else {
+            return usage_error("unknown option `%s`", opt);
+        }
+    }
+    if (a->nsources == 0) return usage_error("preview needs at least one --source%s", "");
+    if (!a->sql && a->nsources != 1) return usage_error("--sql is required with several sources%s", "");
+    return 0;
+}
+
+static df_errkind make_session(const preview_args *a, df_session **out, df_error *err) {
+    df_session_options *opts;
+    df_errkind k = df_session_options_new(&opts, err);
+    if (k != DF_OK) return k;
+    if (a->target_partitions >= 0) {
+        df_value v = df_value_int(a->target_partitions);
+        k = df_session_options_set(opts, "target_partitions", &v, err);
+    }
+    if (k == DF_OK && a->batch_size >= 0) {
+        df_value v = df_value_int(a->batch_size);
+        k = df_session_options_set(opts, "output_batch_size", &v, err);
+    }
+    if (k == DF_OK) k = df_session_new(opts, out, err);
+    df_session_options_free(opts);
+    return k;
+}
+
+static void print_timings(const df_preview *p) {
+    printf("\nphase timings:\n");
+    for (int32_t i = 0; i < df_preview_num_phase_timings(p); i++) {
+        df_phase_timing t;
+        if (!df_preview_phase_timing(p, i, &t)) break;
+        if (t.elapsed_micros >= 0)
+            printf("  %-28s %-12s %12" PRId64 " us\n", t.phase_name, t.status, t.elapsed_micros);
+        else
+            printf("  %-28s %-12s %15s\n", t.phase_name, t.status, "-");
+    }
+}
+
+static int cmd_preview(int argc, char **argv) {
+    for (int i = 0; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            fputs(preview_usage, stdout);
+            return 0;
+        }
+    preview_args a;
+    int rc = parse_preview(argc, argv, &a);
+    if (rc) return rc;
+    df_error err;
+    memset(&err, 0, sizeof err);
+    err.offset = -1;
+    df_session *s = NULL;
+    df_table *table = NULL;
+    df_preview *p = NULL;
+    df_errkind k = make_session(&a, &s, &err);
+    for (int i = 0; i < a.nsources && k == DF_OK; i++) {
+        df_delta_source *src = NULL;
+        k = df_delta_source_new(a.uris[i], NULL, NULL, &src, &err);
+        df_table *t = NULL;
+        if (k == DF_OK) k = df_session_register_delta(s, src, a.names[i], NULL, &t, &err);
+        df_delta_source_free(src);
+        if (a.sql || !table) {
+            df_table_release(table);
+            table = t;
+        } else {
+            df_table_release(t);
+        }
+    }
+    if (k == DF_OK && a.sql) {
+        df_table_release(table);
+        table = NULL;
+        k = df_session_table_from_sql(s, a.sql, &table, &err);
+    }
+    if (k == DF_OK) {
+        df_preview_options po;
+        df_preview_options_init(&po);
+        po.limit = a.limit;
+        po.execution_profile = a.profile;
+        k = df_table_preview(table, &po, &p, &err);
+    }
+    if (k == DF_OK) {
+        fwrite(df_preview_text(p), 1, df_preview_text_length(p), stdout);
+        putchar('\n');
+        print_timings(p);
+        if (a.profile && df_preview_execution_profile_json(p))
+            printf("\nexecution profile:\n%s\n", df_preview_execution_profile_json(p));
+        rc = fflush(stdout) == 0 ? 0 : EXIT_OPERATION;
+    } else {
+        rc = report_error(&err);
+    }
+    df_preview_free(p);
+    df_table_release(table);
+    df_session_free(s);
+    return rc;
+}
+
+/* ------------------------------------------------------------------------ */
+/* datagen                                                                   */
+
+static int cmd_datagen(int argc, char **argv) {
+    df_datagen_options o;
+    df_datagen_options_init(&o);
+    bool have_rows = false;
+    for (int i = 0; i < argc; i++) {
+        const char *opt = argv[i];
+        if (strcmp(opt, "--help") == 0 || strcmp(opt, "-h") == 0) {
+            fputs(datagen_usage, stdout);
+            return 0;
+        }
+    }
+    for (int i = 0; i < argc; i++) {
+        const char *opt = argv[i];
+        if (strncmp(opt, "--", 2) != 0) return usage_error("unexpected argument `%s`", opt);
+        const char *v = option_value(argc, argv, &i);
+        if (!v) return usage_error("%s needs a value", opt);
+        int64_t n;
+        if (strcmp(opt, "--output") == 0) {
+            o.output = v;
+        } else if (strcmp(opt, "--rows") == 0) {
+            if (!parse_count(v, &o.rows)) return usage_error("--rows wants a non-negative integer, got `%s`", v);
+            have_rows = true;
+        } else if (strcmp(opt, "--files") == 0) {
+            if (!parse_count(v, &n) || n < 1 || n > 100000) return usage_error("--files wants 1..100000, got `%s`", v);
+            o.files = (int32_t)n;
+        } else if (strcmp(opt, "--partitions") == 0) {
+            if (!parse_count(v, &n) || n > 10000) return usage_error("--partitions wants 0..10000, got `%s`", v);
+            o.partitions = (int32_t)n;
+        } else if (strcmp(opt, "--seed") == 0) {
+            if (!parse_count(v, &n)) return usage_error("--seed wants a non-negative integer, got `%s`", v);
+            o.seed = (uint64_t)n;
+        } else if (strcmp(opt, "--codec") == 0) {
+            if (strcmp(v, "none") && strcmp(v, "snappy") && strcmp(v, "zstd"))
+                return usage_error("--codec wants none, snappy or zstd, got `%s`", v);
+            o.codec = v;
+        } else if (strcmp(opt, "--shape") == 0) {
+            if (strcmp(v, "mixed") && strcmp(v, "narrow") && strcmp(v, "wide") && strcmp(v, "events"))
+                return usage_error("--shape wants mixed, narrow, wide or events, got `%s`", v);
+            o.shape = v;
+        } else if (strcmp(opt, "--row-group-rows") == 0) {
+            if (!parse_count(v, &o.row_group_rows) || o.row_group_rows < 1)
+                return usage_error("--row-group-rows wants a positive integer, got `%s`", v);
+        } else {
+            return usage_error("unknown option `%s`", opt);
+        }
+    }
+    if (!o.output) return usage_error("datagen needs --output DIR%s", "");
+    if (!have_rows) return usage_error("datagen needs --rows N%s", "");
+    df_error err;
+    memset(&err, 0, sizeof err);
+    err.offset = -1;
+    df_datagen_result r;
+    if (df_datagen_run(&o, &r, &err) != DF_OK) return report_error(&err);
+    printf("wrote %" PRId64 " rows in %" PRId64 " files (%" PRId64 " bytes) to %s\n", r.rows, r.files, r.bytes,
+           o.output);
+    return fflush(stdout) == 0 ? 0 : EXIT_OPERATION;
+}
+
+/* ------------------------------------------------------------------------ */
+
+int main(int argc, char **argv) {
+    if (argc < 2) {
+        fputs(main_usage, stderr);
+        return EXIT_USAGE;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "-V") == 0) {
+        printf("deltafunnel %s\n", df_version());
+        return 0;
+    }
+    if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
+        fputs(main_usage, stdout);
+        return 0;
+    }
+    if (strcmp(cmd, "help") == 0) {
+        const char *topic = argc > 2 ? argv[2] : NULL;
+        if (!topic) fputs(main_usage, stdout);
+        else if (strcmp(topic, "preview") == 0) fputs(preview_usage, stdout);
+        else if (strcmp(topic, "datagen") == 0) fputs(datagen_usage, stdout);
+        else return usage_error("unknown command `%s`", topic);
+        return 0;
+    }
+    if (strcmp(cmd, "preview") == 0) return cmd_preview(argc - 2, argv + 2);
+    if (strcmp(cmd, "datagen") == 0) return cmd_datagen(argc - 2, argv + 2);
+    return usage_error("unknown command `%s`", cmd);
+}

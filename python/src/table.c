@@ -1,0 +1,442 @@
+/*
+ * deltafunnel.Table, deltafunnel.Preview and deltafunnel.MssqlOutputSpec.
+ *
+ * Tables are lazy: previews and Arrow streams run the table's query with
+ * the GIL released.  Beyond the reference, Table.schema describes the
+ * output columns without pyarrow, and Table.__arrow_c_stream__ (the Arrow
+ * PyCapsule interface) hands batches to pyarrow, polars or pandas without
+ * copies; Table.to_arrow() wraps it for pyarrow users.
+ *
+ * SQL Server outputs (to_mssql, write_to_mssql) keep the reference
+ * signatures and argument checks and raise mssql_write/not_available until
+ * the SQL Server writer ships.
+ */
+#include "module.h"
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *session;               /* the Session that made it */
+    df_table *table;                 /* owned handle */
+} TableObject;
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *text;                  /* str */
+    PyObject *html;                  /* str */
+    PyObject *timings;               /* list of dicts */
+    PyObject *profile;               /* dict or None */
+} PreviewObject;
+
+PyObject *df_py_table_new(df_py_state *st, PyObject *session, df_table *table) {
+    TableObject *t = PyObject_GC_New(TableObject, st->table_type);
+    if (!t) {
+        df_table_release(table);
+        return NULL;
+    }
+    t->session = Py_NewRef(session);
+    t->table = table;
+    PyObject_GC_Track(t);
+    return (PyObject *)t;
+}
+
+int df_py_check_profile_args(df_py_state *st, PyObject *progress, PyObject *execution_profile,
+                             PyObject *ranked_profile, int *progress_mode, int *profile) {
+    int value, is_none;
+    if (df_py_opt_bool(progress, &value, &is_none) < 0) return -1;
+    *progress_mode = is_none ? 1 : (value ? 2 : 0);
+    *profile = 0;
+    if (execution_profile && df_py_strict_bool(execution_profile, profile) < 0) return -1;
+    if (ranked_profile && ranked_profile != Py_None) {
+        if (!PyObject_TypeCheck(ranked_profile, st->ranked_type)) return df_py_type_error(ranked_profile, "RankedProfileConfig");
+        df_py_raise_simple(st, "ranked_profile", "not_available",
+                           "ranked profiling requires a diagnostics-enabled Linux build");
+        return -1;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Previews                                                                  */
+
+static PyObject *decode(const char *s) {
+    return PyUnicode_DecodeUTF8(s, (Py_ssize_t)strlen(s), "replace");
+}
+
+/* Runs a preview with the GIL released; returns a Preview or raises. */
+static PyObject *run_preview(df_py_state *st, TableObject *t, int64_t limit, int progress_mode, int profile) {
+    df_py_progress progress;
+    df_preview_options opts;
+    df_preview_options_init(&opts);
+    opts.limit = limit;
+    opts.execution_profile = profile != 0;
+    df_py_progress_init(&progress, progress_mode, &opts.progress);
+    df_preview *p = NULL;
+    df_error err;
+    memset(&err, 0, sizeof err);
+    df_errkind k;
+    Py_BEGIN_ALLOW_THREADS
+    k = df_table_preview(t->table, &opts, &p, &err);
+    Py_END_ALLOW_THREADS
+    if (k != DF_OK) {
+        PyObject *fields = Py_BuildValue("{s:s,s:L}", "error_kind", df_errkind_name(err.kind), "row_limit",
+                                         (long long)limit);
+        if (fields) df_py_log_event("warn", "preview.failed", fields);
+        Py_XDECREF(fields);
+        PyErr_Clear();
+        return df_py_raise(st, &err);
+    }
+    {
+        df_phase_timing total;
+        df_preview_phase_timing(p, df_preview_num_phase_timings(p) - 1, &total);
+        PyObject *fields = Py_BuildValue("{s:L,s:L,s:L}", "row_limit", (long long)limit, "rows",
+                                         (long long)df_preview_num_rows(p), "elapsed_micros",
+                                         (long long)total.elapsed_micros);
+        if (fields) df_py_log_event("info", "preview.completed", fields);
+        Py_XDECREF(fields);
+        PyErr_Clear();
+    }
+    PreviewObject *out = PyObject_GC_New(PreviewObject, st->preview_type);
+    if (out) {
+        out->text = PyUnicode_DecodeUTF8(df_preview_text(p), (Py_ssize_t)df_preview_text_length(p), "replace");
+        out->html = PyUnicode_DecodeUTF8(df_preview_html(p), (Py_ssize_t)df_preview_html_length(p), "replace");
+        out->timings = df_py_json(st, df_preview_phase_timings_json(p));
+        out->profile = df_py_json(st, df_preview_execution_profile_json(p));
+        PyObject_GC_Track(out);
+        if (!out->text || !out->html || !out->timings || !out->profile) Py_CLEAR(out);
+    }
+    df_preview_free(p);
+    return (PyObject *)out;
+}
+
+static PyObject *table_preview(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+    static const char *const names[] = {"limit", "progress", "execution_profile", "ranked_profile"};
+    static const df_py_sig sig = {"Table.preview", names, 4, 1, 0, 0};
+    df_py_state *st = df_py_state_of_type(Py_TYPE(self));
+    PyObject *in[4];
+    if (df_py_bind(&sig, args, nargs, kwnames, in) < 0) return NULL;
+    int64_t limit = 20;
+    if (in[0] && df_py_usize(in[0], &limit) < 0) return NULL;
+    int mode, profile;
+    if (df_py_check_profile_args(st, in[1], in[2], in[3], &mode, &profile) < 0) return NULL;
+    return run_preview(st, (TableObject *)self, limit, mode, profile);
+}
+
+static PyObject *table_show(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+    static const char *const names[] = {"limit", "progress"};
+    static const df_py_sig sig = {"Table.show", names, 2, 1, 0, 0};
+    df_py_state *st = df_py_state_of_type(Py_TYPE(self));
+    PyObject *in[2];
+    if (df_py_bind(&sig, args, nargs, kwnames, in) < 0) return NULL;
+    int64_t limit = 20;
+    if (in[0] && df_py_usize(in[0], &limit) < 0) return NULL;
+    int mode, profile;
+    if (df_py_check_profile_args(st, in[1], NULL, NULL, &mode, &profile) < 0) return NULL;
+    PyObject *preview = run_preview(st, (TableObject *)self, limit, mode, 0);
+    if (!preview) return NULL;
+    /* Python's print, so redirected or captured stdout sees the table. */
+    PyObject *builtins = PyImport_ImportModule("builtins");
+    PyObject *r = builtins ? PyObject_CallMethod(builtins, "print", "O", ((PreviewObject *)preview)->text) : NULL;
+    Py_XDECREF(builtins);
+    Py_DECREF(preview);
+    if (!r) return NULL;
+    Py_DECREF(r);
+    Py_RETURN_NONE;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Catalog, Arrow                                                            */
+
+static PyObject *table_alias(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+    static const char *const names[] = {"name"};
+    static const df_py_sig sig = {"Table.alias", names, 1, 1, 1, 0};
+    df_py_state *st = df_py_state_of_type(Py_TYPE(self));
+    PyObject *in[1];
+    const char *name;
+    if (df_py_bind(&sig, args, nargs, kwnames, in) < 0 || df_py_req_str(in[0], &name) < 0) return NULL;
+    TableObject *t = (TableObject *)self;
+    df_table *out = NULL;
+    df_error err;
+    memset(&err, 0, sizeof err);
+    if (df_table_alias(t->table, name, &out, &err) != DF_OK) return df_py_raise(st, &err);
+    return df_py_table_new(st, t->session, out);
+}
+
+static void capsule_release(PyObject *capsule) {
+    struct ArrowArrayStream *s = PyCapsule_GetPointer(capsule, "arrow_array_stream");
+    if (!s) {
+        PyErr_Clear();
+        return;
+    }
+    if (s->release) s->release(s);
+    PyMem_RawFree(s);
+}
+
+static PyObject *table_arrow_stream(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+    static const char *const names[] = {"requested_schema"};
+    static const df_py_sig sig = {"Table.__arrow_c_stream__", names, 1, 1, 0, 0};
+    df_py_state *st = df_py_state_of_type(Py_TYPE(self));
+    PyObject *in[1];
+    if (df_py_bind(&sig, args, nargs, kwnames, in) < 0) return NULL;
+    /* A requested schema is a hint the producer may ignore; batches keep their own schema. */
+    struct ArrowArrayStream *s = PyMem_RawCalloc(1, sizeof *s);
+    if (!s) return PyErr_NoMemory();
+    df_error err;
+    memset(&err, 0, sizeof err);
+    df_errkind k;
+    df_table *table = ((TableObject *)self)->table;
+    Py_BEGIN_ALLOW_THREADS
+    k = df_table_execute_arrow(table, -1, s, &err);
+    Py_END_ALLOW_THREADS
+    if (k != DF_OK) {
+        PyMem_RawFree(s);
+        return df_py_raise(st, &err);
+    }
+    PyObject *capsule = PyCapsule_New(s, "arrow_array_stream", capsule_release);
+    if (!capsule) {
+        s->release(s);
+        PyMem_RawFree(s);
+    }
+    return capsule;
+}
+
+static PyObject *table_to_arrow(PyObject *self, PyObject *unused) {
+    PyObject *pa = PyImport_ImportModule("pyarrow");
+    if (!pa) {
+        if (PyErr_ExceptionMatches(PyExc_ImportError)) {
+            PyErr_Clear();
+            PyErr_SetString(PyExc_ImportError, "Table.to_arrow() needs pyarrow (pip install pyarrow)");
+        }
+        return NULL;
+    }
+    PyObject *t = PyObject_CallMethod(pa, "table", "O", self);
+    Py_DECREF(pa);
+    return t;
+}
+
+static PyObject *table_schema(PyObject *self, void *unused) {
+    df_py_state *st = df_py_state_of_type(Py_TYPE(self));
+    char *json = NULL;
+    df_error err;
+    memset(&err, 0, sizeof err);
+    if (df_table_schema_json(((TableObject *)self)->table, &json, &err) != DF_OK) return df_py_raise(st, &err);
+    PyObject *out = df_py_json(st, json);
+    df_free(json);
+    return out;
+}
+
+static PyObject *table_repr(PyObject *self) {
+    df_py_state *st = df_py_state_of_type(Py_TYPE(self));
+    char *text = NULL;
+    df_error err;
+    memset(&err, 0, sizeof err);
+    if (df_table_repr(((TableObject *)self)->table, &text, &err) != DF_OK) return df_py_raise(st, &err);
+    PyObject *s = decode(text);
+    df_free(text);
+    return s;
+}
+
+/* ------------------------------------------------------------------------ */
+/* SQL Server outputs                                                        */
+
+static int check_target_args(PyObject **in, int n) {
+    const char *s;
+    for (int i = 0; i < n; i++) {
+        if (!in[i]) continue;
+        if (i < 3 ? df_py_req_str(in[i], &s) < 0 : df_py_opt_str(in[i], &s) < 0) return -1;
+    }
+    return 0;
+}
+
+static PyObject *table_to_mssql(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+    static const char *const names[] = {"schema", "table", "load_mode", "name", "connection_string"};
+    static const df_py_sig sig = {"Table.to_mssql", names, 5, 0, 0, 0x7u};
+    df_py_state *st = df_py_state_of_type(Py_TYPE(self));
+    PyObject *in[5];
+    if (df_py_bind(&sig, args, nargs, kwnames, in) < 0 || check_target_args(in, 5) < 0) return NULL;
+    return df_py_raise_simple(st, "mssql_write", "not_available",
+                              "SQL Server outputs are not available in this build yet");
+}
+
+static PyObject *table_write_to_mssql(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+    static const char *const names[] = {"schema", "table", "load_mode", "dry_run", "name", "connection_string",
+                                        "progress", "execution_profile", "ranked_profile"};
+    static const df_py_sig sig = {"Table.write_to_mssql", names, 9, 0, 0, 0x7u};
+    df_py_state *st = df_py_state_of_type(Py_TYPE(self));
+    PyObject *in[9];
+    if (df_py_bind(&sig, args, nargs, kwnames, in) < 0) return NULL;
+    PyObject *targets[5] = {in[0], in[1], in[2], in[4], in[5]};
+    int dry, dry_none, mode, profile;
+    if (check_target_args(targets, 5) < 0 || df_py_opt_bool(in[3], &dry, &dry_none) < 0) return NULL;
+    if (!dry_none && dry && ((in[7] && in[7] == Py_True) || (in[8] && in[8] != Py_None)))
+        return df_py_raise_simple(st, "config", "invalid_option_value",
+                                  "profiling is only supported for execute `write_to_mssql` calls");
+    if (df_py_check_profile_args(st, in[6], in[7], in[8], &mode, &profile) < 0) return NULL;
+    return df_py_raise_simple(st, "mssql_write", "not_available",
+                              "SQL Server outputs are not available in this build yet");
+}
+
+/* ------------------------------------------------------------------------ */
+/* Type plumbing                                                             */
+
+static int table_traverse(PyObject *self, visitproc visit, void *arg) {
+    Py_VISIT(Py_TYPE(self));
+    Py_VISIT(((TableObject *)self)->session);
+    return 0;
+}
+
+static int table_clear(PyObject *self) {
+    Py_CLEAR(((TableObject *)self)->session);
+    return 0;
+}
+
+static void table_dealloc(PyObject *self) {
+    PyTypeObject *tp = Py_TYPE(self);
+    PyObject_GC_UnTrack(self);
+    table_clear(self);
+    df_table_release(((TableObject *)self)->table);
+    tp->tp_free(self);
+    Py_DECREF(tp);
+}
+
+#define FASTCALL(fn) (PyCFunction)(void (*)(void))(fn), METH_FASTCALL | METH_KEYWORDS
+
+static PyMethodDef table_methods[] = {
+    {"alias", FASTCALL(table_alias),
+     "alias($self, /, name)\n--\n\nRegisters this pending SQL-derived table under `name` for later SQL."},
+    {"preview", FASTCALL(table_preview),
+     "preview($self, /, limit=20, *, progress=None, execution_profile=False, ranked_profile=None)\n--\n\n"
+     "Runs the table with LIMIT `limit` and returns a Preview (text, html, phase_timings,\n"
+     "execution_profile).  execution_profile=True adds per-operator metrics, including the\n"
+     "scan's file, row-group and page counters."},
+    {"show", FASTCALL(table_show),
+     "show($self, /, limit=20, *, progress=None)\n--\n\nPrints the preview text to stdout."},
+    {"to_mssql", FASTCALL(table_to_mssql),
+     "to_mssql($self, /, *, schema, table, load_mode, name=None, connection_string=None)\n--\n\n"
+     "Describes a SQL Server output.  Not available in this build yet."},
+    {"write_to_mssql", FASTCALL(table_write_to_mssql),
+     "write_to_mssql($self, /, *, schema, table, load_mode, dry_run=None, name=None, connection_string=None, "
+     "progress=None, execution_profile=False, ranked_profile=None)\n--\n\n"
+     "Writes the table to SQL Server.  Not available in this build yet."},
+    {"to_arrow", table_to_arrow, METH_NOARGS,
+     "to_arrow($self, /)\n--\n\nExecutes the table and returns a pyarrow.Table (requires pyarrow)."},
+    {"__arrow_c_stream__", FASTCALL(table_arrow_stream),
+     "__arrow_c_stream__($self, /, requested_schema=None)\n--\n\n"
+     "Executes the table and returns an Arrow C stream capsule (Arrow PyCapsule interface)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef table_getset[] = {
+    {"schema", table_schema, NULL,
+     "The output columns: a list of {'index', 'name', 'arrow_type', 'nullable'} dicts.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyType_Slot table_slots[] = {
+    {Py_tp_repr, table_repr},
+    {Py_tp_methods, table_methods},
+    {Py_tp_getset, table_getset},
+    {Py_tp_traverse, table_traverse},
+    {Py_tp_clear, table_clear},
+    {Py_tp_dealloc, table_dealloc},
+    {Py_tp_doc, "A lazy table: a registered Delta source or a derived SQL table."},
+    {0, NULL},
+};
+
+static PyType_Spec table_spec = {
+    .name = "deltafunnel.Table",
+    .basicsize = sizeof(TableObject),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_DISALLOW_INSTANTIATION,
+    .slots = table_slots,
+};
+
+static PyObject *preview_get(PyObject *self, void *closure) {
+    PreviewObject *p = (PreviewObject *)self;
+    PyObject *fields[4] = {p->text, p->html, p->timings, p->profile};
+    return Py_NewRef(fields[(intptr_t)closure]);
+}
+
+static PyObject *preview_str(PyObject *self) { return Py_NewRef(((PreviewObject *)self)->text); }
+
+static PyObject *preview_repr_html(PyObject *self, PyObject *unused) { return Py_NewRef(((PreviewObject *)self)->html); }
+
+static int preview_traverse(PyObject *self, visitproc visit, void *arg) {
+    PreviewObject *p = (PreviewObject *)self;
+    Py_VISIT(Py_TYPE(self));
+    Py_VISIT(p->text);
+    Py_VISIT(p->html);
+    Py_VISIT(p->timings);
+    Py_VISIT(p->profile);
+    return 0;
+}
+
+static int preview_clear(PyObject *self) {
+    PreviewObject *p = (PreviewObject *)self;
+    Py_CLEAR(p->text);
+    Py_CLEAR(p->html);
+    Py_CLEAR(p->timings);
+    Py_CLEAR(p->profile);
+    return 0;
+}
+
+static void preview_dealloc(PyObject *self) {
+    PyTypeObject *tp = Py_TYPE(self);
+    PyObject_GC_UnTrack(self);
+    preview_clear(self);
+    tp->tp_free(self);
+    Py_DECREF(tp);
+}
+
+static PyGetSetDef preview_getset[] = {
+    {"text", preview_get, NULL, "The rows as an ASCII grid.", (void *)0},
+    {"html", preview_get, NULL, "The rows as an HTML table.", (void *)1},
+    {"phase_timings", preview_get, NULL, "The seven preview phase timings.", (void *)2},
+    {"execution_profile", preview_get, NULL, "Per-operator metrics, or None.", (void *)3},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyMethodDef preview_methods[] = {
+    {"_repr_html_", preview_repr_html, METH_NOARGS, "_repr_html_($self, /)\n--\n\nThe HTML view (notebooks)."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyType_Slot preview_slots[] = {
+    {Py_tp_str, preview_str},
+    {Py_tp_repr, preview_str},
+    {Py_tp_getset, preview_getset},
+    {Py_tp_methods, preview_methods},
+    {Py_tp_traverse, preview_traverse},
+    {Py_tp_clear, preview_clear},
+    {Py_tp_dealloc, preview_dealloc},
+    {Py_tp_doc, "The result of Table.preview: read-only text, html, phase_timings and execution_profile."},
+    {0, NULL},
+};
+
+static PyType_Spec preview_spec = {
+    .name = "deltafunnel.Preview",
+    .basicsize = sizeof(PreviewObject),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_DISALLOW_INSTANTIATION,
+    .slots = preview_slots,
+};
+
+static PyType_Slot output_spec_slots[] = {
+    {Py_tp_doc, "A SQL Server output description (made by Table.to_mssql; not available in this build yet)."},
+    {0, NULL},
+};
+
+static PyType_Spec output_spec_spec = {
+    .name = "deltafunnel.MssqlOutputSpec",
+    .basicsize = sizeof(PyObject),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_DISALLOW_INSTANTIATION,
+    .slots = output_spec_slots,
+};
+
+int df_py_add_table_types(PyObject *module, df_py_state *st) {
+    st->table_type = (PyTypeObject *)PyType_FromModuleAndSpec(module, &table_spec, NULL);
+    st->preview_type = (PyTypeObject *)PyType_FromModuleAndSpec(module, &preview_spec, NULL);
+    st->output_spec_type = (PyTypeObject *)PyType_FromModuleAndSpec(module, &output_spec_spec, NULL);
+    if (!st->table_type || !st->preview_type || !st->output_spec_type) return -1;
+    if (PyModule_AddType(module, st->table_type) < 0 || PyModule_AddType(module, st->preview_type) < 0 ||
+        PyModule_AddType(module, st->output_spec_type) < 0)
+        return -1;
+    return 0;
+}
