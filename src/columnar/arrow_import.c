@@ -79,7 +79,7 @@ static df_errkind import_type(const struct ArrowSchema *s, int depth, df_type **
             return DF_OK;
         }
     }
-    df_time_unit unit;
+    df_time_unit unit = DF_UNIT_SECOND;
     df_type *t = NULL;
     if (f[0] == 'd' && f[1] == ':') {
         char *end;

@@ -147,8 +147,8 @@ bool df_type_is_nested(const df_type *t);
 bool df_type_is_varlen(const df_type *t);    /* utf8, binary */
 /*
  * Writes the Arrow display form of a type ("Int64", "Utf8",
- * "Decimal128(10, 2)", "Timestamp(Microsecond, Some(\"UTC\"))", "List(Int32)")
- * as DataFusion prints it; used in previews and reports.
+ * "Decimal128(10, 2)", "Timestamp(µs, \"UTC\")", "List(Int32)", "Struct(\"x\": Int64)")
+ * as the reference (DataFusion on arrow-rs 57) prints it; used in previews and reports.
  */
 df_errkind df_type_display(const df_type *t, df_buf *out, df_error *err);
 /* The Arrow C Data Interface format string ("l", "u", "d:10,2", "tsu:UTC", "+s"...). */

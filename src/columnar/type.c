@@ -230,9 +230,10 @@ bool df_type_is_nested(const df_type *t) {
 }
 bool df_type_is_varlen(const df_type *t) { return t->id == DF_TYPE_UTF8 || t->id == DF_TYPE_BINARY; }
 
-static const char *unit_long_name(df_time_unit u) {
-    static const char *const names[] = {"Second", "Millisecond", "Microsecond", "Nanosecond"};
-    return (unsigned)u < 4 ? names[u] : "Unknown";
+/* Unit names as arrow-rs (57) prints them in type displays. */
+static const char *unit_short_name(df_time_unit u) {
+    static const char *const names[] = {"s", "ms", "\xc2\xb5s", "ns"};
+    return (unsigned)u < 4 ? names[u] : "?";
 }
 
 static const char *unit_format_letter(df_time_unit u) {
@@ -240,6 +241,38 @@ static const char *unit_format_letter(df_time_unit u) {
     return (unsigned)u < 4 ? letters[u] : "u";
 }
 
+/* A string in Rust's Debug form: quoted, with \", \\ and control characters escaped. */
+static df_errkind append_debug_string(df_buf *out, const char *s, df_error *err) {
+    DF_TRY(df_buf_append_char(out, '"', err));
+    for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+        switch (*p) {
+        case '"': DF_TRY(df_buf_append_str(out, "\\\"", err)); break;
+        case '\\': DF_TRY(df_buf_append_str(out, "\\\\", err)); break;
+        case '\n': DF_TRY(df_buf_append_str(out, "\\n", err)); break;
+        case '\r': DF_TRY(df_buf_append_str(out, "\\r", err)); break;
+        case '\t': DF_TRY(df_buf_append_str(out, "\\t", err)); break;
+        default:
+            if (*p < 0x20 || *p == 0x7f)
+                DF_TRY(df_buf_printf(out, err, "\\u{%x}", *p));
+            else
+                DF_TRY(df_buf_append_char(out, (char)*p, err));
+        }
+    }
+    return df_buf_append_char(out, '"', err);
+}
+
+/* `"name": [non-null ]Type`, the field form of struct and map displays. */
+static df_errkind display_field(const df_field *f, df_buf *out, df_error *err) {
+    DF_TRY(append_debug_string(out, f->name, err));
+    DF_TRY(df_buf_append_str(out, f->nullable ? ": " : ": non-null ", err));
+    return df_type_display(f->type, out, err);
+}
+
+/*
+ * The type names previews and reports show, in the form DataFusion (through
+ * arrow-rs 57) prints them: "Int64", "Decimal128(10, 2)",
+ * "Timestamp(µs, "UTC")", "List(Int32)", "Struct("x": Int64)".
+ */
 df_errkind df_type_display(const df_type *t, df_buf *out, df_error *err) {
     static const char *const simple[DF_TYPE_ID_COUNT_] = {
         [DF_TYPE_NULL] = "Null",       [DF_TYPE_BOOL] = "Boolean",     [DF_TYPE_INT8] = "Int8",
@@ -256,35 +289,36 @@ df_errkind df_type_display(const df_type *t, df_buf *out, df_error *err) {
         return df_buf_printf(out, err, "Decimal%s(%d, %d)", t->id == DF_TYPE_DECIMAL128 ? "128" : "256",
                              t->precision, t->scale);
     case DF_TYPE_TIME32:
-        return df_buf_printf(out, err, "Time32(%s)", unit_long_name(t->unit));
+        return df_buf_printf(out, err, "Time32(%s)", unit_short_name(t->unit));
     case DF_TYPE_TIME64:
-        return df_buf_printf(out, err, "Time64(%s)", unit_long_name(t->unit));
+        return df_buf_printf(out, err, "Time64(%s)", unit_short_name(t->unit));
     case DF_TYPE_DURATION:
-        return df_buf_printf(out, err, "Duration(%s)", unit_long_name(t->unit));
+        return df_buf_printf(out, err, "Duration(%s)", unit_short_name(t->unit));
     case DF_TYPE_TIMESTAMP:
-        if (t->timezone)
-            return df_buf_printf(out, err, "Timestamp(%s, Some(\"%s\"))", unit_long_name(t->unit), t->timezone);
-        return df_buf_printf(out, err, "Timestamp(%s, None)", unit_long_name(t->unit));
+        DF_TRY(df_buf_printf(out, err, "Timestamp(%s", unit_short_name(t->unit)));
+        if (t->timezone) {
+            DF_TRY(df_buf_append_str(out, ", ", err));
+            DF_TRY(append_debug_string(out, t->timezone, err));
+        }
+        return df_buf_append_char(out, ')', err);
     case DF_TYPE_FIXED_BINARY:
         return df_buf_printf(out, err, "FixedSizeBinary(%d)", t->byte_width);
-    case DF_TYPE_LIST:
-        DF_TRY(df_buf_append_str(out, "List(", err));
-        DF_TRY(df_type_display(t->children[0].type, out, err));
-        return df_buf_append_char(out, ')', err);
-    case DF_TYPE_MAP: {
-        const df_type *entries = t->children[0].type;
-        DF_TRY(df_buf_append_str(out, "Map(", err));
-        DF_TRY(df_type_display(entries->children[0].type, out, err));
-        DF_TRY(df_buf_append_str(out, ", ", err));
-        DF_TRY(df_type_display(entries->children[1].type, out, err));
+    case DF_TYPE_LIST: {
+        const df_field *el = &t->children[0];
+        DF_TRY(df_buf_append_str(out, el->nullable ? "List(" : "List(non-null ", err));
+        DF_TRY(df_type_display(el->type, out, err));
+        if (el->name && strcmp(el->name, "item") != 0) DF_TRY(df_buf_printf(out, err, ", field: '%s'", el->name));
         return df_buf_append_char(out, ')', err);
     }
+    case DF_TYPE_MAP:
+        DF_TRY(df_buf_append_str(out, "Map(", err));
+        DF_TRY(display_field(&t->children[0], out, err));
+        return df_buf_append_str(out, t->keys_sorted ? ", sorted)" : ", unsorted)", err);
     case DF_TYPE_STRUCT:
         DF_TRY(df_buf_append_str(out, "Struct(", err));
         for (int32_t i = 0; i < t->nchildren; i++) {
             if (i) DF_TRY(df_buf_append_str(out, ", ", err));
-            DF_TRY(df_buf_printf(out, err, "%s ", t->children[i].name));
-            DF_TRY(df_type_display(t->children[i].type, out, err));
+            DF_TRY(display_field(&t->children[i], out, err));
         }
         return df_buf_append_char(out, ')', err);
     default:
