@@ -12,8 +12,8 @@ def main(path):
     session = Session()
     session.delta_lake(path, name="orders")
     recent = session.table_from_sql(
-        "SELECT order_id, region, amount, order_date FROM orders "
-        "WHERE amount > 100 ORDER BY order_id LIMIT 1000")
+        "SELECT id, region, status, amount, order_date FROM orders "
+        "WHERE amount > 100 AND status = 'shipped'")
     preview = recent.preview(10, execution_profile=True)
     print(preview)
     print("phase timings:")
@@ -21,6 +21,10 @@ def main(path):
         micros = phase["elapsed_micros"]
         shown = f"{micros / 1000:.2f} ms" if micros is not None else phase["status"]["kind"]
         print(f"  {phase['phase_name']:<28} {shown}")
+    by_region = session.table_from_sql(
+        "SELECT region, count(*) AS orders, sum(amount) AS total "
+        "FROM orders GROUP BY region ORDER BY total DESC")
+    print(by_region.preview(10))
 
 
 if __name__ == "__main__":
