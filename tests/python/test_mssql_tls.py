@@ -1,0 +1,120 @@
+"""TLS between our client and the peer (login-only, full, TDS 8.0 strict),
+certificate validation, and the peer's strict handshake checked with
+Python's own ssl module offering ALPN tds/8.0 (FreeTDS 1.3 and python-tds
+have no strict mode)."""
+
+import socket
+import ssl
+import struct
+
+import pytest
+
+from mssql_peer import Client, ClientError, Peer, make_certificate
+
+
+@pytest.fixture(scope="module")
+def cert(tmp_path_factory):
+    return make_certificate(tmp_path_factory.mktemp("cert"))
+
+
+@pytest.fixture(scope="module")
+def client(dftest):
+    return Client(dftest)
+
+
+def tls_peer(cert, mode):
+    return Peer("--tls", mode, "--cert", cert[0], "--key", cert[1])
+
+
+def test_login_only_and_full_encryption(cert, client):
+    with tls_peer(cert, "optional") as p:
+        assert client.connect_info(p.conn_str())["encryption"] == "login-only"
+        assert client.connect_info(p.conn_str(encrypt="yes"))["encryption"] == "TLSv1.2"
+        assert client.connect_info(p.conn_str(encrypt="DANGER_PLAINTEXT"))["encryption"] == "none"
+        rows = client.exec(p.conn_str(encrypt="mandatory"), "CREATE TABLE t (a int); INSERT INTO t VALUES (1), (2)")
+        assert rows == 2
+    with tls_peer(cert, "required") as p:
+        assert client.connect_info(p.conn_str())["encryption"] == "TLSv1.2"
+        with pytest.raises(ClientError) as e:
+            client.connect_info(p.conn_str(encrypt="DANGER_PLAINTEXT"))
+        assert e.value.kind == "mssql_tls"
+    with Peer("--tls", "off") as p:
+        assert client.connect_info(p.conn_str())["encryption"] == "none"
+        with pytest.raises(ClientError) as e:
+            client.connect_info(p.conn_str(encrypt="true"))
+        assert e.value.kind == "mssql_tls"
+
+
+def test_certificate_validation(cert, client):
+    with tls_peer(cert, "optional") as p:
+        with pytest.raises(ClientError) as e:
+            client.connect_info(p.conn_str(encrypt="true", TrustServerCertificate="false"))
+        assert e.value.kind == "mssql_tls" and "self-signed" in e.value.message
+        ok = p.conn_str(encrypt="true", TrustServerCertificate=None, TrustServerCertificateCA=str(cert[0]))
+        assert client.connect_info(ok)["encryption"] == "TLSv1.2"
+        with pytest.raises(ClientError) as e:
+            client.connect_info(ok + ";HostNameInCertificate=db.example.com")
+        assert e.value.kind == "mssql_tls" and "hostname" in e.value.message
+        assert client.connect_info(ok + ";HostNameInCertificate=localhost")["encryption"] == "TLSv1.2"
+
+
+def test_strict_mode_between_our_client_and_the_peer(cert, client):
+    with tls_peer(cert, "strict") as p:
+        cs = p.conn_str(encrypt="strict", TrustServerCertificate=None, TrustServerCertificateCA=str(cert[0]))
+        info = client.connect_info(cs)
+        assert info["encryption"] == "TLSv1.3"
+        client.exec(cs, "CREATE TABLE s (a int)")
+        assert client.query(cs, "SELECT COUNT(*) AS n FROM s").column(0).to_pylist() == [0]
+        # strict always validates the certificate: TrustServerCertificate does not relax it
+        with pytest.raises(ClientError) as e:
+            client.connect_info(p.conn_str(encrypt="strict"))
+        assert e.value.kind == "mssql_tls"
+        # a strict-only server refuses TDS 7.x
+        with pytest.raises(ClientError) as e:
+            client.connect_info(p.conn_str())
+        assert e.value.kind == "mssql_connect"
+
+
+def _prelogin_payload():
+    opts = [(0, b"\x00\x01\x00\x00\x00\x00"), (1, b"\x02"), (2, b"\x00"), (3, b"\x00\x00\x00\x00"), (4, b"\x00")]
+    offset = 5 * len(opts) + 1
+    table, data = b"", b""
+    for tok, val in opts:
+        table += struct.pack(">BHH", tok, offset + len(data), len(val))
+        data += val
+    return table + b"\xff" + data
+
+
+def test_peer_strict_handshake_with_a_plain_tls_client(cert):
+    """Python's ssl offering ALPN tds/8.0, then PRELOGIN inside TLS."""
+    with tls_peer(cert, "strict") as p:
+        ctx = ssl.create_default_context(cafile=str(cert[0]))
+        ctx.set_alpn_protocols(["tds/8.0"])
+        with socket.create_connection((p.host, p.port), timeout=10) as raw:
+            with ctx.wrap_socket(raw, server_hostname="localhost") as tls:
+                assert tls.selected_alpn_protocol() == "tds/8.0"
+                assert tls.version() in ("TLSv1.2", "TLSv1.3")
+                payload = _prelogin_payload()
+                tls.sendall(struct.pack(">BBHHBB", 0x12, 0x01, 8 + len(payload), 0, 1, 0) + payload)
+                header = tls.recv(8)
+                assert header[0] == 0x04 and header[1] & 1
+                body = b""
+                while len(body) < struct.unpack(">H", header[2:4])[0] - 8:
+                    body += tls.recv(4096)
+                assert body[0] == 0x00  # VERSION first
+                tokens = [body[i] for i in range(0, body.index(b"\xff"), 5)]
+                assert tokens[:5] == [0, 1, 2, 3, 4]  # MARS present, as FreeTDS needs
+        # an offer without tds/8.0 is refused
+        ctx2 = ssl.create_default_context(cafile=str(cert[0]))
+        ctx2.set_alpn_protocols(["http/1.1"])
+        with socket.create_connection((p.host, p.port), timeout=10) as raw:
+            with pytest.raises((ssl.SSLError, ConnectionError)):
+                with ctx2.wrap_socket(raw, server_hostname="localhost") as tls:
+                    tls.sendall(b"\x12")
+                    tls.recv(1)
+
+
+def test_wrapped_handshake_is_capped_at_tls12_unless_configured(cert, client):
+    with Peer("--cert", cert[0], "--key", cert[1], "--tls13-in-7x") as p:
+        # our client caps the wrapped handshake at TLS 1.2 itself
+        assert client.connect_info(p.conn_str(encrypt="yes"))["encryption"] == "TLSv1.2"
