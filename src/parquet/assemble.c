@@ -330,7 +330,7 @@ static df_errkind build_leaf(const pq_node *n, const pq_leaf *leaf, pq_leaf_out 
         return asm_error(leaf, err, "levels and values disagree");
     }
     const uint8_t *bits = validity ? validity->data : NULL;
-    df_vec *v;
+    df_vec *v = NULL;
     DF_TRY(new_vec(&n->field, s->n, validity, valid, &v, err));
     df_errkind k;
     if (n->field.type->id == DF_TYPE_BOOL) k = leaf_bools(o, bits, s->n, v, err);
@@ -415,7 +415,7 @@ static df_errkind build_node(const pq_node *n, pq_leaf_out *outs, const pq_leaf 
     k = compute_validity(n, leaf, o, &s, &validity, &valid, err);
     df_free(s.idx);
     DF_TRY(k);
-    df_vec *v;
+    df_vec *v = NULL;
     DF_TRY(new_vec(&n->field, s.n, validity, valid, &v, err));
     if (n->kind == PQ_NODE_STRUCT) {
         k = build_children(n, outs, leaves, v, s.n, err);

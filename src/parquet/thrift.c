@@ -235,8 +235,8 @@ void df__parquet_tdec_skip(pq_tdec *d, int type) {
     }
     case TC_LIST:
     case TC_SET: {
-        int et;
-        uint32_t n;
+        int et = 0;
+        uint32_t n = 0;
         if (!read_list_header(d, &et, &n)) return;
         if (d->depth >= TDEC_MAX_DEPTH) {
             df__parquet_tdec_fail(d, "nesting deeper than %d", TDEC_MAX_DEPTH);

@@ -34,7 +34,11 @@ static inline df_errkind rt_build_fail(synth *s, char *reason, size_t cap, char 
     df_errkind k = df_report_build_from_trace(bytes, len, NULL, &p, &err);
     DF_ASSERT(p == NULL);
     df_report_error_reason(&err, reason, cap);
-    if (message) snprintf(message, mcap, "%s", err.message);
+    if (message && mcap) { /* bounded copy: the message may be longer than the caller's buffer */
+        size_t n = strnlen(err.message, mcap - 1);
+        memcpy(message, err.message, n);
+        message[n] = '\0';
+    }
     df_error_clear(&err);
     synth_free(s);
     return k;

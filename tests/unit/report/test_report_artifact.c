@@ -321,7 +321,7 @@ DF_TEST(atomic_writes_and_policies) {
     char reason[64];
     DF_ASSERT_EQ_STR(df_report_error_reason(&err, reason, sizeof reason), "persist_failed");
     df_error_clear(&err);
-    size_t len;
+    size_t len = 0;
     char *content = slurp(path, &len);
     DF_ASSERT(df_report_is_dfprofile(content, len));
     free(content);
