@@ -62,7 +62,8 @@ typedef enum df_value_kind {
     DF_VALUE_FLOAT,     /* `f` */
     DF_VALUE_STRING,    /* `s`: NUL-terminated UTF-8 */
     DF_VALUE_MAP,       /* `entries`/`nentries`: an ordered mapping */
-    DF_VALUE_OTHER,     /* any other host value (a list, an object, ...) */
+    DF_VALUE_OTHER,     /* any other host value (an object, ...) */
+    DF_VALUE_LIST,      /* `entries`/`nentries`: a sequence (only `value` of each entry is used) */
 } df_value_kind;
 
 typedef struct df_value_entry df_value_entry;
@@ -90,6 +91,9 @@ static inline df_value df_value_str(const char *s) { df_value v = df_value_none(
 static inline df_value df_value_map(const df_value_entry *e, size_t n) {
     df_value v = df_value_none(); v.kind = DF_VALUE_MAP; v.entries = e; v.nentries = n; return v;
 }
+static inline df_value df_value_list(const df_value_entry *e, size_t n) {
+    df_value v = df_value_none(); v.kind = DF_VALUE_LIST; v.entries = e; v.nentries = n; return v;
+}
 
 /* ------------------------------------------------------------------------ */
 /* Progress                                                                  */
@@ -109,6 +113,11 @@ typedef struct df_progress_event {
     int64_t files_total;      /* FILES */
     int64_t rows;             /* ROWS */
     int64_t batches;          /* ROWS */
+    int64_t bytes;            /* ROWS: cumulative payload bytes sent (writes), 0 when unknown */
+    int64_t rows_total;       /* ROWS: expected rows when known in advance, else -1 (or 0 = unset) */
+    int32_t output_index;     /* write_all: 1-based output the event is about, 0 = none */
+    int32_t output_count;     /* write_all: number of outputs (0 for single operations) */
+    const char *scope;        /* PHASE/ROWS: the output name the event is scoped to, or NULL */
 } df_progress_event;
 
 /*
@@ -343,6 +352,124 @@ bool df_preview_phase_timing(const df_preview *preview, int32_t i, df_phase_timi
  */
 df_errkind df_format_arrow_stream(struct ArrowArrayStream *stream, int64_t max_rows, char **text, size_t *text_len,
                                   char **html, size_t *html_len, df_error *err);
+
+/* ------------------------------------------------------------------------ */
+/* SQL Server outputs                                                        */
+
+/*
+ * An output description: a table of a session, a target (schema, table,
+ * load mode) and an optional connection string override.  Immutable;
+ * holds its table (and so its session) alive.
+ */
+typedef struct df_output_spec df_output_spec;
+
+/*
+ * Checks target arguments without planning or I/O (core-spec 1.6):
+ * `schema`/`table` containing '.' -> DF_ERR_DOTTED_TARGET_NAME; blank
+ * schema or table -> DF_ERR_MSSQL_TARGET_CONFIG; `load_mode` not one of
+ * "append_existing", "create_and_load", "replace" -> DF_ERR_INVALID_LOAD_MODE;
+ * an empty `connection_string` -> DF_ERR_MSSQL_TARGET_CONFIG.  `name`
+ * (NULL = the table name) and `connection_string` (NULL = the session
+ * default) are optional.  Caller frees *out with df_output_spec_free.
+ */
+df_errkind df_table_to_mssql(df_table *table, const char *schema, const char *target_table, const char *load_mode,
+                             const char *name, const char *connection_string, df_output_spec **out, df_error *err);
+void df_output_spec_free(df_output_spec *spec);
+/* The output name (borrowed). */
+const char *df_output_spec_name(const df_output_spec *spec);
+/* True when the spec's table belongs to `session`. */
+bool df_output_spec_in_session(const df_output_spec *spec, const df_session *session);
+/*
+ * "deltafunnel.MssqlOutputSpec(name=\"..\", source_table=\"..\", schema=\"..\",
+ * table=\"..\", load_mode=\"..\")"; never shows connection data.  Caller frees.
+ */
+df_errkind df_output_spec_repr(const df_output_spec *spec, char **out, df_error *err);
+
+/* Logging levels of df_log_sink events (the reference's tracing levels). */
+typedef enum df_log_level {
+    DF_LOG_ERROR = 1,
+    DF_LOG_WARN = 2,
+    DF_LOG_INFO = 3,
+    DF_LOG_DEBUG = 4,
+    DF_LOG_TRACE = 5,
+} df_log_level;
+
+/*
+ * A structured event sink (the Python logging bridge, the CLI's --log).
+ * `target` is "delta_funnel" or "arrow_sql_server"; `event` the telemetry
+ * event name ("output.completed"); `fields_json` a flat JSON object of
+ * extra fields (never secrets, SQL text or row values).  Called on the
+ * operation's thread; must not call back into the session.
+ */
+typedef struct df_log_sink {
+    void (*fn)(void *user, df_log_level level, const char *target, const char *event, const char *fields_json);
+    void *user;                 /* passed to fn */
+} df_log_sink;
+
+typedef struct df_write_options {
+    bool dry_run;               /* plan only: no connection, no rows (returns the dry-run report) */
+    bool execution_profile;     /* add the per-operator execution profile to the report */
+    df_progress progress;       /* optional progress sink */
+    df_log_sink log;            /* optional event sink */
+    int32_t parallel_connections; /* bulk connections loading the staging table of create_and_load /
+                                     replace (1..16); 0 = the default (1, docs/writes.md) */
+    const _Atomic bool *cancel; /* optional: set to true to cancel between batches */
+} df_write_options;
+
+/* Fills the defaults (execute, no profile, no progress, no log, default parallelism). */
+void df_write_options_init(df_write_options *opts);
+
+/*
+ * Writes one output (Table.write_to_mssql).  With `dry_run` it plans
+ * without I/O and returns the dry-run report (core-spec 5.2); otherwise it
+ * runs the load-mode lifecycle (docs/writes.md) and returns the execute
+ * report (5.4).  *report_json is a JSON object (caller frees with df_free).
+ * Failures keep the reference (phase, kind): planning errors
+ * (mssql_target_config, mssql_schema_planning, mssql_ddl_planning, ...) and
+ * DF_ERR_MSSQL_WRITE_PHASE with the failing phase as df_error.phase and the
+ * failure context (5.5, which embeds the partial report) as df_error.context.
+ */
+df_errkind df_output_write(const df_output_spec *spec, const df_write_options *opts, char **report_json,
+                           df_error *err);
+
+typedef struct df_write_all_options {
+    df_write_options write;     /* dry_run, profile, progress, log, parallelism, cancel */
+    /*
+     * The `options` mapping of write_all (NULL or NONE = defaults): keys
+     * cache_mode ("auto" | "explicit" | "disabled"), cache_aliases (a LIST
+     * of alias names), and ours: cache_memory_budget_bytes (a non-negative
+     * INT; beyond it cached batches spill to disk; default 256 MiB) and
+     * cache_spill_directory (a STRING; default $TMPDIR or /tmp).
+     */
+    const df_value *options;
+    bool stream_benchmark;      /* drain the output streams without SQL Server */
+} df_write_all_options;
+
+void df_write_all_options_init(df_write_all_options *opts);
+
+/*
+ * Plans every output, then runs them in order (core-spec 6): a failed
+ * output makes the later ones `skipped`; shared derived aliases are cached
+ * once per run (spilling to disk beyond the memory budget).  Every spec
+ * must belong to `session` (DF_ERR_OUTPUT_SESSION_MISMATCH); output names
+ * must be unique (DF_ERR_MSSQL_WORKFLOW_PLANNING).  Output failures are
+ * reported in the returned report, not raised; planning and cache errors
+ * are raised (DF_ERR_WRITE_ALL_CACHE_FAILED with its context).  *report_json
+ * is freed by the caller with df_free.
+ */
+df_errkind df_session_write_all(df_session *session, df_output_spec *const *specs, int32_t nspecs,
+                                const df_write_all_options *opts, char **report_json, df_error *err);
+
+/*
+ * Runs a job file (TOML or JSON; docs/jobs.md): registers its sources,
+ * plans its SQL tables and aliases, and writes its outputs with
+ * write_all semantics (or plans them with `dry_run`).  `path` names the
+ * file; relative source locations resolve against its directory.
+ * *report_json is the write_all report (caller frees).  Job-file errors are
+ * DF_ERR_CONFIG with the line and the key in the message.
+ */
+df_errkind df_job_run(const char *path, bool dry_run, const df_progress *progress, const df_log_sink *log,
+                      char **report_json, df_error *err);
 
 /* ------------------------------------------------------------------------ */
 /* Logging filters                                                           */

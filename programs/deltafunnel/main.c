@@ -6,11 +6,13 @@
  *   deltafunnel datagen --output DIR --rows N [--files F] [--partitions P] [--seed S]
  *                       [--codec none|snappy|zstd] [--shape mixed|narrow|wide|events]
  *                       [--row-group-rows N]
+ *   deltafunnel load JOB [--dry-run] [--progress] [--log LEVEL]
  *   deltafunnel --version | --help | help [COMMAND] | COMMAND --help
  *
  * Results go to stdout; each error is one line "error: <phase>/<kind>:
  * <message>" on stderr.  Exit codes: 0 success, 1 the operation failed,
- * 2 usage error, 70 out of memory or an internal error.
+ * 2 usage error, 3 invalid job file, 4 some outputs failed (load), 70 out
+ * of memory or an internal error.
  *
  * Only the public API (include/deltafunnel/deltafunnel.h) is used.
  */
@@ -24,6 +26,8 @@
 
 #define EXIT_OPERATION 1
 #define EXIT_USAGE 2
+#define EXIT_JOB_FILE 3
+#define EXIT_OUTPUTS_FAILED 4
 #define EXIT_INTERNAL 70
 #define MAX_SOURCES 64
 
@@ -35,13 +39,35 @@ static const char main_usage[] =
     "commands:\n"
     "  preview   run SQL over Delta tables and print the first rows\n"
     "  datagen   write a deterministic synthetic Delta table\n"
+    "  load      run a job file: load query results into SQL Server\n"
     "  help      show help for a command\n"
     "\n"
     "options:\n"
     "  --version   print the version and exit\n"
     "  --help      print this help and exit\n"
     "\n"
-    "Exit codes: 0 success, 1 operation failed, 2 usage error, 70 internal error.\n";
+    "Exit codes: 0 success, 1 operation failed, 2 usage error, 3 invalid job file,\n"
+    "4 some outputs failed (load), 70 internal error.\n";
+
+static const char load_usage[] =
+    "usage: deltafunnel load JOB [options]\n"
+    "\n"
+    "Runs a job file (TOML, or JSON when it ends in .json or starts with '{'): registers its\n"
+    "Delta sources, plans its SQL tables and aliases, and writes its outputs to SQL Server in\n"
+    "order with write_all semantics (docs/jobs.md).  The JSON report goes to stdout; a failed\n"
+    "run that raises prints {\"error\": {...}} on stdout too.  Connection strings may be\n"
+    "written \"env:NAME\" to read them from the environment.\n"
+    "\n"
+    "options:\n"
+    "  --dry-run                plan every output without contacting SQL Server\n"
+    "  --progress               show progress on stderr\n"
+    "  --log LEVEL              write events at LEVEL or above (error, warn, info, debug) to\n"
+    "                           stderr as JSON lines\n"
+    "  --help                   print this help\n"
+    "\n"
+    "Exit codes: 0 every output succeeded (or the dry run planned), 1 the run failed before\n"
+    "or outside the outputs (planning, caches), 2 usage error, 3 invalid job file, 4 some\n"
+    "outputs failed or were skipped (see the report), 70 internal error.\n";
 
 static const char preview_usage[] =
     "usage: deltafunnel preview --source NAME=URI [--source NAME=URI ...] [--sql SQL] [options]\n"
@@ -314,6 +340,100 @@ static int cmd_datagen(int argc, char **argv) {
 }
 
 /* ------------------------------------------------------------------------ */
+/* load                                                                      */
+
+/* --progress: one line per event on stderr. */
+static void print_progress(void *user, const df_progress_event *ev) {
+    (void)user;
+    char prefix[32] = "";
+    if (ev->output_count > 1 && ev->output_index > 0)
+        snprintf(prefix, sizeof prefix, "Output %d/%d - ", ev->output_index, ev->output_count);
+    switch (ev->kind) {
+    case DF_PROGRESS_STARTED:
+    case DF_PROGRESS_PHASE:
+    case DF_PROGRESS_FINISHED:
+        fprintf(stderr, "%s%s%s%s\n", prefix, ev->label ? ev->label : "", ev->scope ? ": " : "",
+                ev->scope ? ev->scope : "");
+        break;
+    case DF_PROGRESS_ROWS:
+        fprintf(stderr, "%s%s - %" PRId64 " rows, %" PRId64 " batches, %" PRId64 " bytes\n", prefix,
+                ev->scope ? ev->scope : "", ev->rows, ev->batches, ev->bytes);
+        break;
+    default:
+        break;
+    }
+}
+
+/* --log: events as JSON lines on stderr. */
+static void print_log(void *user, df_log_level level, const char *target, const char *event, const char *fields) {
+    static const char *const names[] = {"", "ERROR", "WARN", "INFO", "DEBUG", "TRACE"};
+    if ((int)level > *(int *)user) return;
+    fprintf(stderr, "{\"level\":\"%s\",\"target\":\"%s\",\"event\":\"%s\",\"fields\":%s}\n",
+            names[level >= 1 && level <= 5 ? level : 0], target, event, fields);
+}
+
+static int load_error(df_error *err) {
+    /* The error also goes to stdout as JSON, for orchestrators that parse stdout. */
+    const char *phase = err->phase[0] ? err->phase : df_errkind_default_phase(err->kind);
+    printf("{\"error\":{\"phase\":\"%s\",\"kind\":\"%s\",\"message\":\"", phase, df_errkind_name(err->kind));
+    for (const char *p = err->message; *p; p++) {
+        if (*p == '"' || *p == '\\') putchar('\\');
+        if ((unsigned char)*p < 0x20) printf("\\u%04x", *p);
+        else putchar(*p);
+    }
+    printf("\",\"context\":%s}}\n", err->context ? err->context : "null");
+    fflush(stdout);
+    bool job_file = err->kind == DF_ERR_CONFIG || err->kind == DF_ERR_NOT_FOUND;
+    int code = report_error(err);
+    return code == EXIT_INTERNAL ? code : job_file ? EXIT_JOB_FILE : EXIT_OPERATION;
+}
+
+static int cmd_load(int argc, char **argv) {
+    const char *path = NULL;
+    bool dry = false, progress = false;
+    int log_level = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *opt = argv[i];
+        if (strcmp(opt, "--help") == 0) {
+            fputs(load_usage, stdout);
+            return 0;
+        } else if (strcmp(opt, "--dry-run") == 0) {
+            dry = true;
+        } else if (strcmp(opt, "--progress") == 0) {
+            progress = true;
+        } else if (strcmp(opt, "--log") == 0) {
+            const char *v = option_value(argc, argv, &i);
+            if (!v) return usage_error("--log needs a level%s", "");
+            static const char *const levels[] = {"error", "warn", "info", "debug", "trace"};
+            for (int l = 0; l < 5; l++)
+                if (strcmp(v, levels[l]) == 0) log_level = l + 1;
+            if (!log_level) return usage_error("--log wants error, warn, info, debug or trace, got `%s`", v);
+        } else if (strncmp(opt, "--", 2) == 0) {
+            return usage_error("unknown option `%s`", opt);
+        } else if (!path) {
+            path = opt;
+        } else {
+            return usage_error("unexpected argument `%s`", opt);
+        }
+    }
+    if (!path) return usage_error("load needs a JOB file%s", "");
+    df_progress prog = {progress ? print_progress : NULL, NULL};
+    df_log_sink log = {log_level ? print_log : NULL, &log_level};
+    df_error err;
+    memset(&err, 0, sizeof err);
+    err.offset = -1;
+    char *report = NULL;
+    if (df_job_run(path, dry, &prog, &log, &report, &err) != DF_OK) return load_error(&err);
+    fputs(report, stdout);
+    fputc('\n', stdout);
+    /* A write_all report with failures: exit 4 (the report says which). */
+    bool failures = !dry && strstr(report, "\"all_succeeded\":false") != NULL;
+    df_free(report);
+    if (fflush(stdout) != 0) return EXIT_OPERATION;
+    return failures ? EXIT_OUTPUTS_FAILED : 0;
+}
+
+/* ------------------------------------------------------------------------ */
 
 int main(int argc, char **argv) {
     if (argc < 2) {
@@ -334,10 +454,12 @@ int main(int argc, char **argv) {
         if (!topic) fputs(main_usage, stdout);
         else if (strcmp(topic, "preview") == 0) fputs(preview_usage, stdout);
         else if (strcmp(topic, "datagen") == 0) fputs(datagen_usage, stdout);
+        else if (strcmp(topic, "load") == 0) fputs(load_usage, stdout);
         else return usage_error("unknown command `%s`", topic);
         return 0;
     }
     if (strcmp(cmd, "preview") == 0) return cmd_preview(argc - 2, argv + 2);
     if (strcmp(cmd, "datagen") == 0) return cmd_datagen(argc - 2, argv + 2);
+    if (strcmp(cmd, "load") == 0) return cmd_load(argc - 2, argv + 2);
     return usage_error("unknown command `%s`", cmd);
 }

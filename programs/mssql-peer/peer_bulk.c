@@ -35,6 +35,7 @@ typedef struct bulk_state {
     bool done_token;        /* DONE seen */
     int64_t rows;           /* rows decoded */
     sqlite3_stmt *ins;      /* INSERT statement (store mode) */
+    bool spool;             /* rows go to a temporary table first (another session holds the write lock) */
     /* first SQL error, replied after draining */
     int32_t err_number;
     char err_text[400];
@@ -77,7 +78,19 @@ static df_errkind prepare_insert(bulk_state *b, df_error *err) {
     peer_conn *c = b->c;
     df_buf q;
     df_buf_init(&q, 0);
-    df_buf_printf(&q, NULL, "INSERT INTO \"%s\" (", c->bulk_table);
+    if (b->spool) {
+        /* Same columns, no constraints, in SQLite's per-connection temp database: no main-database lock. */
+        df_buf_printf(&q, NULL, "DROP TABLE IF EXISTS temp.\"__bulk_spool\"; CREATE TEMP TABLE \"__bulk_spool\" AS SELECT ");
+        for (int i = 0; i < c->bulk_ncols; i++) df_buf_printf(&q, NULL, "%s\"%s\"", i ? ", " : "", c->bulk_cols[i].name);
+        df_buf_printf(&q, NULL, " FROM \"%s\" WHERE 0", c->bulk_table);
+        df_errkind k = peer_store_exec(c->db, q.data, err);
+        df_buf_reset(&q);
+        if (k != DF_OK) {
+            df_buf_free(&q);
+            return k;
+        }
+    }
+    df_buf_printf(&q, NULL, b->spool ? "INSERT INTO temp.\"__bulk_spool\" (" : "INSERT INTO \"%s\" (", c->bulk_table);
     for (int i = 0; i < c->bulk_ncols; i++) df_buf_printf(&q, NULL, "%s\"%s\"", i ? ", " : "", c->bulk_cols[i].name);
     df_buf_append_str(&q, ") VALUES (", NULL);
     for (int i = 0; i < c->bulk_ncols; i++) df_buf_printf(&q, NULL, "%s?", i ? ", " : "");
@@ -222,6 +235,60 @@ static df_errkind run_load(bulk_state *b, df_error *err) {
     return k;
 }
 
+/*
+ * Takes SQLite's write lock for a bulk load outside a TDS transaction.
+ * SQL Server lets several sessions bulk-load one heap at once (bulk-update
+ * locks); SQLite has one writer, so concurrent loads wait here for each
+ * other (up to 10 minutes) instead of failing with "database is locked".
+ */
+static df_errkind begin_bulk_txn(peer_conn *c, df_error *err) {
+    uint64_t deadline = df_now_ns() + 600ull * 1000000000ull;
+    for (;;) {
+        int rc = sqlite3_exec(c->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+        if (rc == SQLITE_OK) return DF_OK;
+        if ((rc != SQLITE_BUSY && rc != SQLITE_LOCKED) || df_now_ns() > deadline)
+            return df_error_set(err, DF_ERR_EXECUTION, "%s", sqlite3_errmsg(c->db));
+    }
+}
+
+/* True when the write lock is free right now (then it is taken: BEGIN IMMEDIATE succeeded). */
+static bool try_begin(peer_conn *c) {
+    sqlite3_busy_timeout(c->db, 0);
+    int rc = sqlite3_exec(c->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+    sqlite3_busy_timeout(c->db, 10000);
+    return rc == SQLITE_OK;
+}
+
+/*
+ * Spooled load: one more client is loading the same database (parallel
+ * bulk loads into one heap, which SQL Server runs concurrently), so the
+ * rows were decoded into a temporary table without holding the lock; they
+ * move into the target in one transaction at the end of the message.
+ */
+static df_errkind merge_spool(bulk_state *b, bool ok, df_error *err) {
+    peer_conn *c = b->c;
+    df_errkind k = DF_OK;
+    if (ok) {
+        df_buf q;
+        df_buf_init(&q, 0);
+        df_buf_printf(&q, NULL, "INSERT INTO \"%s\" (", c->bulk_table);
+        for (int i = 0; i < c->bulk_ncols; i++) df_buf_printf(&q, NULL, "%s\"%s\"", i ? ", " : "", c->bulk_cols[i].name);
+        df_buf_append_str(&q, ") SELECT * FROM temp.\"__bulk_spool\"", NULL);
+        k = begin_bulk_txn(c, err);
+        if (k == DF_OK) {
+            if (sqlite3_exec(c->db, q.data, NULL, NULL, NULL) != SQLITE_OK) {
+                set_sql_error(b, 2627, "%s", sqlite3_errmsg(c->db));
+                peer_store_exec(c->db, "ROLLBACK", NULL);
+            } else {
+                k = peer_store_exec(c->db, "COMMIT", err);
+            }
+        }
+        df_buf_free(&q);
+    }
+    peer_store_exec(c->db, "DROP TABLE IF EXISTS temp.\"__bulk_spool\"", NULL);
+    return k;
+}
+
 df_errkind peer_bulk_load(peer_conn *c, uint8_t first_status, df_error *err) {
     bulk_state b = {.c = c};
     df_buf_init(&b.buf, (size_t)1 << 31);
@@ -233,18 +300,28 @@ df_errkind peer_bulk_load(peer_conn *c, uint8_t first_status, df_error *err) {
     uint64_t t0 = df_now_ns();
     df_errkind k = DF_OK;
     bool stored = !c->cfg->discard;
+    bool own_txn = false;              /* a SQLite transaction of this load alone (autocommit session) */
     if (stored) {
         k = peer_txn_before_write(c, err);
+        if (k == DF_OK && !c->sqlite_txn) {
+            own_txn = try_begin(c);
+            b.spool = !own_txn;
+        }
         if (k == DF_OK) k = prepare_insert(&b, err);
-        if (k == DF_OK) k = peer_store_exec(c->db, "SAVEPOINT df_bulk", err);
+        if (k == DF_OK && !b.spool) k = peer_store_exec(c->db, "SAVEPOINT df_bulk", err);
     }
     if (k == DF_OK) k = run_load(&b, err);
     if (k == DF_OK && !b.eom && b.err_number && c->cfg->error_close) {
         /* like a server that rejects a stream at once: error reply, then close without reading the rest */
         if (stored) {
             if (b.ins) sqlite3_finalize(b.ins);
-            peer_store_exec(c->db, "ROLLBACK TO df_bulk", NULL);
-            peer_store_exec(c->db, "RELEASE df_bulk", NULL);
+            if (b.spool) {
+                merge_spool(&b, false, NULL);
+            } else {
+                peer_store_exec(c->db, "ROLLBACK TO df_bulk", NULL);
+                peer_store_exec(c->db, "RELEASE df_bulk", NULL);
+            }
+            if (own_txn) peer_store_exec(c->db, "COMMIT", NULL);
         }
         df_free(b.meta.ti);
         df_buf_free(&b.buf);
@@ -262,12 +339,19 @@ df_errkind peer_bulk_load(peer_conn *c, uint8_t first_status, df_error *err) {
         }
     }
     bool ok = k == DF_OK && !b.ignored && !b.attention && !b.err_number;
-    if (stored) {
+    if (stored && b.spool) {
+        if (b.ins) sqlite3_finalize(b.ins);
+        b.ins = NULL;
+        df_errkind mk = merge_spool(&b, ok, err);
+        if (k == DF_OK) k = mk;
+        ok = k == DF_OK && !b.ignored && !b.attention && !b.err_number;
+    } else if (stored) {
         if (b.ins) sqlite3_finalize(b.ins);
         if (k == DF_OK || k == DF_ERR_MSSQL_CONNECTION_LOST || k == DF_ERR_TDS_PROTOCOL) {
             if (!ok) peer_store_exec(c->db, "ROLLBACK TO df_bulk", NULL);
             peer_store_exec(c->db, "RELEASE df_bulk", NULL);
         }
+        if (own_txn) peer_store_exec(c->db, ok ? "COMMIT" : "ROLLBACK", NULL);
     }
     df_free(b.meta.ti);
     peer_trace(c->cfg, c->spid, "bulk %s: %lld rows, %llu bytes, %.3f s, %s", c->bulk_table, (long long)b.rows,

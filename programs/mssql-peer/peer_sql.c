@@ -6,7 +6,7 @@
  * statements at `;` and at statement keywords (SQL Server allows
  * `SET FMTONLY ON select * from t SET FMTONLY OFF` without separators), and
  * each statement is dispatched on its first keywords:
- *   SET, USE, CREATE TABLE/SCHEMA, DROP TABLE, TRUNCATE TABLE, BEGIN TRAN,
+ *   SET, USE, CREATE TABLE/SCHEMA, DROP TABLE, TRUNCATE TABLE, ALTER TABLE ALTER COLUMN, BEGIN TRAN,
  *   COMMIT, ROLLBACK, EXEC (sp_rename, sp_tableoption, sp_getapplock,
  *   sp_releaseapplock, sp_tablecollations_100), INSERT BULK, IF <cond>
  *   <statement>, and SELECT/INSERT/UPDATE/DELETE, which are translated to
@@ -183,6 +183,8 @@ static bool splits_here(const tok *t, int b, int i) {
     if (is_word(&t[i], "WITH")) return false; /* table hints, INSERT BULK options */
     if (is_word(&t[i], "IF") && (is_word(prev, "TABLE") || is_word(prev, "SCHEMA"))) return false; /* DROP TABLE IF EXISTS */
     if (is_word(&t[i], "BEGIN") && is_word(prev, "ELSE")) return false;
+    if (is_word(&t[i], "ALTER") && is_word(first, "ALTER") && is_word(&t[b + 1], "TABLE"))
+        return false; /* ALTER TABLE t ALTER COLUMN c ... */
     return true;
 }
 
@@ -355,7 +357,13 @@ static df_errkind create_table(stmt_ctx *s) {
     if (k == DF_OK && n == 0) k = fail(s, 102, 15, "Incorrect syntax near ')'.");
     if (k == DF_OK) {
         df_error e = {0};
-        if (peer_store_create_table(c->db, q.schema, q.table, cols, n, &e) != DF_OK) k = fail(s, 50000, 16, "%s", e.message);
+        if (peer_store_create_table(c->db, q.schema, q.table, cols, n, &e) != DF_OK) {
+            /* Another session created it between our check and SQLite's CREATE: SQL Server's 2714. */
+            if (strstr(e.message, "already exists"))
+                k = fail(s, 2714, 16, "There is already an object named '%s' in the database.", q.table);
+            else
+                k = fail(s, 50000, 16, "%s", e.message);
+        }
         df_error_clear(&e);
     }
     df_free(cols);
@@ -399,6 +407,85 @@ static df_errkind truncate_table(stmt_ctx *s) {
     snprintf(sql, sizeof sql, "DELETE FROM \"%s\"", q.sqlite);
     if (peer_store_exec(s->c->db, sql, NULL) != DF_OK) return fail(s, 50000, 16, "%s", sqlite3_errmsg(s->c->db));
     return done(s, 0, 0xC4, 0);
+}
+
+/*
+ * ALTER TABLE t ALTER COLUMN c type [NULL | NOT NULL]: SQL Server checks
+ * the stored values against the new type (2628 truncation, 515 NULL) and
+ * changes the column in place.  SQLite cannot change a declared type, so
+ * the table is rebuilt under a temporary name, filled, and renamed back,
+ * all inside the statement's SQLite savepoint.
+ */
+static df_errkind alter_table(stmt_ctx *s) {
+    peer_conn *c = s->c;
+    int i = s->b + 2;
+    qname q;
+    if (!read_name(s, &i, &q)) return syntax_near(s, i);
+    if (i + 2 >= s->e || !is_word(&s->t[i], "ALTER") || !is_word(&s->t[i + 1], "COLUMN")) return syntax_near(s, i);
+    i += 2;
+    if (!peer_store_table_exists(c->db, q.sqlite)) return fail(s, 4902, 16, "Cannot find the object \"%s\" because it does not exist or you do not have permissions.", q.table);
+    const char *colname = s->t[i++].text;
+    peer_column newcol = {.nullable = true};
+    char tt[128];
+    if (!read_type(s, &i, &newcol.type, tt, sizeof tt)) return syntax_near(s, i);
+    if (i + 1 < s->e && is_word(&s->t[i], "NOT") && is_word(&s->t[i + 1], "NULL")) { newcol.nullable = false; i += 2; }
+    else if (i < s->e && is_word(&s->t[i], "NULL")) i++;
+    if (i != s->e) return syntax_near(s, i);
+    peer_column *cols = NULL;
+    int n = 0;
+    df_error e = {0};
+    if (peer_store_columns(c->db, q.sqlite, &cols, &n, &e) != DF_OK) {
+        df_error_clear(&e);
+        return fail(s, 50000, 16, "catalog error");
+    }
+    int at = -1;
+    for (int j = 0; j < n; j++)
+        if (!df_ascii_casecmp(cols[j].name, colname)) at = j;
+    if (at < 0) {
+        df_free(cols);
+        return fail(s, 4924, 16, "ALTER TABLE ALTER COLUMN failed because column '%s' does not exist in table '%s'.", colname, q.table);
+    }
+    df__tds_strlcpy(newcol.name, sizeof newcol.name, cols[at].name);
+    newcol.type.nullable = newcol.nullable;
+    df_buf sql;
+    df_buf_init(&sql, 0);
+    df_errkind k = DF_OK;
+    /* Values that no longer fit. */
+    int32_t len = newcol.type.length;
+    bool sized = newcol.type.type == DF_MSSQL_NVARCHAR || newcol.type.type == DF_MSSQL_VARCHAR ||
+                 newcol.type.type == DF_MSSQL_VARBINARY || newcol.type.type == DF_MSSQL_NCHAR ||
+                 newcol.type.type == DF_MSSQL_CHAR || newcol.type.type == DF_MSSQL_BINARY;
+    df_buf_printf(&sql, NULL, "SELECT COUNT(*) FROM \"%s\" WHERE (\"%s\" IS NULL AND %d) OR (%d AND length(\"%s\") > %d)",
+                  q.sqlite, cols[at].name, newcol.nullable ? 0 : 1, sized && len > 0 ? 1 : 0, cols[at].name, len);
+    sqlite3_stmt *st = NULL;
+    int bad = 0;
+    if (sqlite3_prepare_v2(c->db, sql.data, -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+        bad = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    if (bad) {
+        k = newcol.nullable || !sized ? fail(s, 515, 16, "Cannot insert the value NULL into column '%s', table '%s'; column does not allow nulls. UPDATE fails.", cols[at].name, q.table)
+                                      : fail(s, 2628, 16, "String or binary data would be truncated in table '%s', column '%s'.", q.table, cols[at].name);
+    }
+    char tmp[160];
+    snprintf(tmp, sizeof tmp, "__alter_%d_%s", c->spid, q.table);
+    char tmp_sqlite[300];
+    snprintf(tmp_sqlite, sizeof tmp_sqlite, "%s.%s", q.schema, tmp);
+    if (k == DF_OK) {
+        cols[at] = newcol;
+        if (peer_store_create_table(c->db, q.schema, tmp, cols, n, &e) != DF_OK) k = fail(s, 50000, 16, "%s", e.message);
+    }
+    if (k == DF_OK) {
+        df_buf_reset(&sql);
+        df_buf_printf(&sql, NULL, "INSERT INTO \"%s\" SELECT * FROM \"%s\"", tmp_sqlite, q.sqlite);
+        if (peer_store_exec(c->db, sql.data, &e) != DF_OK || peer_store_drop_table(c->db, q.sqlite, &e) != DF_OK ||
+            peer_store_rename_table(c->db, tmp_sqlite, q.table, &e) != DF_OK)
+            k = fail(s, 50000, 16, "%s", e.message);
+    }
+    df_error_clear(&e);
+    df_buf_free(&sql);
+    df_free(cols);
+    if (k == DF_OK) k = done(s, 0, 0xAF, 0);
+    return k;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1164,7 +1251,7 @@ static df_errkind dispatch(stmt_ctx *s) {
     int32_t fault;
     if (fault_matches(c, s, &fault)) return fail(s, fault, 16, "Injected failure for this statement (peer fault plan).");
     bool write = is_word(t, "INSERT") || is_word(t, "UPDATE") || is_word(t, "DELETE") || is_word(t, "CREATE") ||
-                 is_word(t, "DROP") || is_word(t, "TRUNCATE");
+                 is_word(t, "DROP") || is_word(t, "TRUNCATE") || is_word(t, "ALTER");
     if ((is_word(t, "EXEC") || is_word(t, "EXECUTE")) && t2) {
         const char *p = t2->text, *dot = strrchr(p, '.');
         if (s->e - s->b > 3 && is_op(t2 + 1, ".")) p = t2[2].text;
@@ -1190,6 +1277,7 @@ static df_errkind dispatch(stmt_ctx *s) {
     }
     if (is_word(t, "DROP") && t2 && is_word(t2, "TABLE")) return drop_table(s);
     if (is_word(t, "TRUNCATE") && t2 && is_word(t2, "TABLE")) return truncate_table(s);
+    if (is_word(t, "ALTER") && t2 && is_word(t2, "TABLE")) return alter_table(s);
     if (is_word(t, "BEGIN") && t2 && (is_word(t2, "TRAN") || is_word(t2, "TRANSACTION"))) return begin_tran(s);
     if (is_word(t, "COMMIT")) return end_tran(s, true);
     if (is_word(t, "ROLLBACK")) return end_tran(s, false);

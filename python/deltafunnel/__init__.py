@@ -1,5 +1,5 @@
-"""Delta Funnel: read Delta Lake tables, transform them with SQL and preview
-the results (SQL Server bulk loads come with a later release).
+"""Delta Funnel: read Delta Lake tables, transform them with SQL, preview
+the results and bulk-load them into SQL Server.
 
     import deltafunnel
 
@@ -7,6 +7,8 @@ the results (SQL Server bulk loads come with a later release).
     orders = session.delta_lake("/data/orders", name="orders")
     recent = session.table_from_sql("SELECT id, amount FROM orders WHERE amount > 100")
     print(recent.preview(10))
+    report = recent.write_to_mssql(schema="dbo", table="recent_orders", load_mode="replace",
+                                   connection_string="server=tcp:host,1433;user id=...;password=...")
 
 Tables also implement the Arrow PyCapsule interface (``__arrow_c_stream__``),
 so ``pyarrow.table(t)``, ``polars.from_arrow(t)`` or ``t.to_arrow()`` read

@@ -12,6 +12,9 @@ Options: TypeAlias = Mapping[str, object]
 class WriteAllExecutionOptions(TypedDict, total=False):
     cache_mode: WriteAllCacheMode
     cache_aliases: Sequence[str]
+    cache_memory_budget_bytes: int  # ours: beyond it, cached batches spill to disk
+    cache_spill_directory: str      # ours: where spill files go (default $TMPDIR)
+    parallel_connections: int       # ours: bulk connections per staged output (1..16)
 
 class ColumnDescription(TypedDict):
     index: int
@@ -190,6 +193,8 @@ class Table:
         progress: bool | None = None,
         execution_profile: bool = False,
         ranked_profile: RankedProfileConfig | None = None,
+        parallel_connections: int | None = None,
     ) -> Report: ...
 
-class MssqlOutputSpec: ...
+class MssqlOutputSpec:
+    def __repr__(self) -> str: ...

@@ -245,6 +245,23 @@ int df_py_to_value(PyObject *obj, df_value *out, df_py_value_pool *pool, int dep
         *out = df_value_map(entries, (size_t)i);
         return 0;
     }
+    if ((PyList_Check(obj) || PyTuple_Check(obj)) && depth < 3) {
+        if (pool->nblocks == (int)(sizeof pool->blocks / sizeof pool->blocks[0])) {
+            out->kind = DF_VALUE_OTHER;
+            return 0;
+        }
+        Py_ssize_t n = PySequence_Fast_GET_SIZE(obj);
+        df_value_entry *entries = PyMem_Calloc((size_t)(n ? n : 1), sizeof *entries);
+        if (!entries) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        pool->blocks[pool->nblocks++] = entries;
+        for (Py_ssize_t i = 0; i < n; i++)
+            if (df_py_to_value(PySequence_Fast_GET_ITEM(obj, i), &entries[i].value, pool, depth + 1) < 0) return -1;
+        *out = df_value_list(entries, (size_t)n);
+        return 0;
+    }
     out->kind = DF_VALUE_OTHER;
     return 0;
 }

@@ -141,13 +141,43 @@ void df_py_log_event(const char *level, const char *event, PyObject *fields);
 typedef struct df_py_progress {
     int enabled;                       /* 1 when events are shown */
     int interactive;                   /* stderr is a terminal: rewrite one line */
+    int notebook;                      /* running under Jupyter: an IPython display updated in place */
     int broken;                        /* writing failed once: stop */
     char operation[64];                /* label of the STARTED event */
+    char label[64];                    /* label of the current phase */
+    int32_t output_index;              /* write_all: current output (1-based), 0 = none */
+    int32_t output_count;              /* write_all: outputs */
     double started;                    /* monotonic seconds at STARTED */
+    double phase_started;              /* monotonic seconds when writing started (rates) */
     double last_update;                /* monotonic seconds of the last numeric update shown */
+    PyObject *handle;                  /* the notebook DisplayHandle, or NULL */
+    int has_pending;                   /* a throttled rows update waits to be shown */
+    df_progress_event pending;         /* that update (scope points at pending_scope) */
+    char pending_scope[160];           /* copy of its scope */
+    PyObject *interrupt;               /* a KeyboardInterrupt (or other BaseException) raised by the display */
 } df_py_progress;
 
 /* Decides whether to show progress (mode: 0 off, 1 auto, 2 forced) and fills `sink`. */
 void df_py_progress_init(df_py_progress *p, int mode, df_progress *sink);
+/* Ends the display after the operation (closes a notebook display; the GIL is held). */
+void df_py_progress_done(df_py_progress *p);
+/*
+ * Ends the display and delivers the operation's outcome: `result` (a new
+ * reference, or NULL with the operation's exception set) unchanged, unless
+ * the display was interrupted (KeyboardInterrupt): then the interruption is
+ * raised with deltafunnel_operation_status = `status` ("completed",
+ * "completed_with_failures", "failed") and deltafunnel_operation_error /
+ * deltafunnel_operation_report attached, after one stderr line.
+ */
+PyObject *df_py_progress_deliver(df_py_progress *p, PyObject *result, const char *status);
+
+/* ------------------------------------------------------------------------ */
+/* SQL Server outputs (table.c)                                              */
+
+/* The native spec of an MssqlOutputSpec (borrowed) and its Session object (borrowed). */
+df_output_spec *df_py_output_spec_handle(PyObject *obj);
+PyObject *df_py_output_spec_session(PyObject *obj);
+/* Routes native log events to deltafunnel._logbridge (takes the GIL per event). */
+void df_py_log_sink_init(df_py_state *st, df_log_sink *sink);
 
 #endif

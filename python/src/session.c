@@ -139,6 +139,7 @@ static PyObject *register_source(df_py_state *st, PyObject *session_obj, const d
     Py_BEGIN_ALLOW_THREADS
     k = df_session_register_delta(session, source, name, &sink, &table, &err);
     Py_END_ALLOW_THREADS
+    df_py_progress_done(&progress);
     PyObject *fields = Py_BuildValue("{s:s}", "source_name", name);
     if (k != DF_OK) {
         if (fields) {
@@ -228,26 +229,91 @@ static PyObject *session_table_from_sql(PyObject *self, PyObject *const *args, P
     return df_py_table_new(st, self, table);
 }
 
-/* write_all / write_all_for_stream_benchmark: argument checks, then not available. */
-static PyObject *write_all_common(PyObject *self, PyObject **in, PyObject *progress, int has_progress) {
+/*
+ * write_all / write_all_for_stream_benchmark: Python type checks here
+ * (outputs must be MssqlOutputSpec, options a dict, strict bools), every
+ * value check in the library; executes run with the GIL released.
+ */
+static PyObject *write_all_common(PyObject *self, PyObject **in, PyObject *progress, int has_progress, int dry,
+                                  int bench) {
     df_py_state *st = df_py_state_of_type(Py_TYPE(self));
+    if (PyUnicode_Check(in[0]) || PyBytes_Check(in[0])) return (df_py_type_error(in[0], "Sequence"), NULL);
     PyObject *seq = PySequence_Fast(in[0], "'outputs' must be a sequence of MssqlOutputSpec");
     if (!seq) return NULL;
-    for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(seq); i++) {
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+    for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *item = PySequence_Fast_GET_ITEM(seq, i);
         if (!PyObject_TypeCheck(item, st->output_spec_type)) {
             Py_DECREF(seq);
             return (df_py_type_error(item, "MssqlOutputSpec"), NULL);
         }
     }
-    Py_DECREF(seq);
-    if (check_dict(in[1]) < 0) return NULL;
+    if (check_dict(in[1]) < 0) {
+        Py_DECREF(seq);
+        return NULL;
+    }
     int mode = 0, profile = 0;
     if (df_py_check_profile_args(st, has_progress ? progress : NULL, in[has_progress ? 4 : 2],
-                                 in[has_progress ? 5 : 3], &mode, &profile) < 0)
+                                 in[has_progress ? 5 : 3], &mode, &profile) < 0) {
+        Py_DECREF(seq);
         return NULL;
-    return df_py_raise_simple(st, "mssql_write", "not_available",
-                              "SQL Server outputs are not available in this build yet");
+    }
+    df_output_spec **specs = PyMem_Calloc((size_t)(n ? n : 1), sizeof *specs);
+    if (!specs) {
+        Py_DECREF(seq);
+        return PyErr_NoMemory();
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(seq, i);
+        specs[i] = df_py_output_spec_handle(item);
+        /* Identity of the Session object, as the reference checks it. */
+        if (df_py_output_spec_session(item) != self) specs[i] = NULL;
+    }
+    df_py_value_pool pool;
+    memset(&pool, 0, sizeof pool);
+    df_value options = df_value_none();
+    if (in[1] && df_py_to_value(in[1], &options, &pool, 0) < 0) {
+        PyMem_Free(specs);
+        Py_DECREF(seq);
+        return NULL;
+    }
+    df_write_all_options opts;
+    df_write_all_options_init(&opts);
+    opts.write.dry_run = dry != 0;
+    opts.write.execution_profile = profile != 0;
+    opts.stream_benchmark = bench != 0;
+    opts.options = in[1] ? &options : NULL;
+    df_py_progress progress_state;
+    df_py_progress_init(&progress_state, n ? mode : 0, &opts.write.progress);
+    df_py_log_sink_init(st, &opts.write.log);
+    df_error err;
+    memset(&err, 0, sizeof err);
+    char *report = NULL;
+    df_errkind k = DF_OK;
+    for (Py_ssize_t i = 0; i < n && k == DF_OK; i++)
+        if (!specs[i]) {
+            df_error_set(&err, DF_ERR_OUTPUT_SESSION_MISMATCH, "all output specs must belong to this Session");
+            df_error_set_phase(&err, "config");
+            k = DF_ERR_OUTPUT_SESSION_MISMATCH;
+        }
+    if (k == DF_OK) {
+        df_session *session = ((SessionObject *)self)->session;
+        if (dry) {
+            k = df_session_write_all(session, specs, (int32_t)n, &opts, &report, &err);
+        } else {
+            Py_BEGIN_ALLOW_THREADS
+            k = df_session_write_all(session, specs, (int32_t)n, &opts, &report, &err);
+            Py_END_ALLOW_THREADS
+        }
+    }
+    df_py_value_pool_free(&pool);
+    PyMem_Free(specs);
+    Py_DECREF(seq);
+    if (k != DF_OK) return df_py_progress_deliver(&progress_state, df_py_raise(st, &err), "failed");
+    bool failures = report && strstr(report, "\"all_succeeded\":false") != NULL;
+    PyObject *out = df_py_json(st, report);
+    df_free(report);
+    return df_py_progress_deliver(&progress_state, out, failures ? "completed_with_failures" : "completed");
 }
 
 static PyObject *session_write_all(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
@@ -258,7 +324,15 @@ static PyObject *session_write_all(PyObject *self, PyObject *const *args, Py_ssi
     if (df_py_bind(&sig, args, nargs, kwnames, in) < 0) return NULL;
     int dry, dry_none;
     if (df_py_opt_bool(in[2], &dry, &dry_none) < 0) return NULL;
-    return write_all_common(self, in, in[3], 1);
+    if (dry_none) dry = 0;
+    df_py_state *st = df_py_state_of_type(Py_TYPE(self));
+    if (dry && ((in[4] && in[4] == Py_True) || (in[5] && in[5] != Py_None)))
+        return df_py_raise_simple(st, "config", "invalid_option_value",
+                                  "profiling is only supported for execute `write_all` calls");
+    if (dry && in[1] && in[1] != Py_None)
+        return df_py_raise_simple(st, "config", "invalid_option_value",
+                                  "`options` is only supported for execute `write_all` calls");
+    return write_all_common(self, in, in[3], 1, dry, 0);
 }
 
 static PyObject *session_write_all_bench(PyObject *self, PyObject *const *args, Py_ssize_t nargs,
@@ -267,7 +341,7 @@ static PyObject *session_write_all_bench(PyObject *self, PyObject *const *args, 
     static const df_py_sig sig = {"Session.write_all_for_stream_benchmark", names, 4, 1, 1, 0};
     PyObject *in[4];
     if (df_py_bind(&sig, args, nargs, kwnames, in) < 0) return NULL;
-    return write_all_common(self, in, NULL, 0);
+    return write_all_common(self, in, NULL, 0, 0, 1);
 }
 
 static PyMethodDef session_methods[] = {
@@ -283,13 +357,16 @@ static PyMethodDef session_methods[] = {
     {"write_all", (PyCFunction)(void (*)(void))session_write_all, METH_FASTCALL | METH_KEYWORDS,
      "write_all($self, /, outputs, *, options=None, dry_run=None, progress=None, execution_profile=False, "
      "ranked_profile=None)\n--\n\n"
-     "Writes several outputs to SQL Server.  Not available in this build yet: raises\n"
-     "DeltaFunnelError(phase='mssql_write', kind='not_available') after checking the arguments."},
+     "Writes several outputs (made by Table.to_mssql) in order and returns the workflow report.\n"
+     "Shared derived aliases are computed once (options: cache_mode auto/explicit/disabled,\n"
+     "cache_aliases, cache_memory_budget_bytes, cache_spill_directory); after a failed output\n"
+     "the later ones are skipped.  dry_run=True plans every output without I/O."},
     {"write_all_for_stream_benchmark", (PyCFunction)(void (*)(void))session_write_all_bench,
      METH_FASTCALL | METH_KEYWORDS,
      "write_all_for_stream_benchmark($self, /, outputs, *, options=None, execution_profile=False, "
      "ranked_profile=None)\n--\n\n"
-     "Runs the write_all query streams without SQL Server.  Not available in this build yet."},
+     "Runs the write_all planning, caches and query streams, draining each output without\n"
+     "contacting SQL Server (for measuring query cost)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -7,9 +7,9 @@
  * PyCapsule interface) hands batches to pyarrow, polars or pandas without
  * copies; Table.to_arrow() wraps it for pyarrow users.
  *
- * SQL Server outputs (to_mssql, write_to_mssql) keep the reference
- * signatures and argument checks and raise mssql_write/not_available until
- * the SQL Server writer ships.
+ * SQL Server outputs: to_mssql makes an MssqlOutputSpec for
+ * Session.write_all; write_to_mssql runs one output (GIL released for
+ * executes) and returns the report as a dict.
  */
 #include "module.h"
 
@@ -77,6 +77,7 @@ static PyObject *run_preview(df_py_state *st, TableObject *t, int64_t limit, int
     Py_BEGIN_ALLOW_THREADS
     k = df_table_preview(t->table, &opts, &p, &err);
     Py_END_ALLOW_THREADS
+    df_py_progress_done(&progress);
     if (k != DF_OK) {
         PyObject *fields = Py_BuildValue("{s:s,s:L}", "error_kind", df_errkind_name(err.kind), "row_limit",
                                          (long long)limit);
@@ -238,6 +239,15 @@ static PyObject *table_repr(PyObject *self) {
 /* ------------------------------------------------------------------------ */
 /* SQL Server outputs                                                        */
 
+typedef struct {
+    PyObject_HEAD
+    PyObject *session;               /* the Session of the spec's table */
+    df_output_spec *spec;            /* owned */
+} OutputSpecObject;
+
+df_output_spec *df_py_output_spec_handle(PyObject *obj) { return ((OutputSpecObject *)obj)->spec; }
+PyObject *df_py_output_spec_session(PyObject *obj) { return ((OutputSpecObject *)obj)->session; }
+
 static int check_target_args(PyObject **in, int n) {
     const char *s;
     for (int i = 0; i < n; i++) {
@@ -247,32 +257,160 @@ static int check_target_args(PyObject **in, int n) {
     return 0;
 }
 
+/* Builds the native spec from (schema, table, load_mode, name, connection_string). */
+static df_output_spec *make_spec(df_py_state *st, TableObject *t, PyObject **in) {
+    const char *schema, *table, *mode, *name = NULL, *conn = NULL;
+    if (df_py_req_str(in[0], &schema) < 0 || df_py_req_str(in[1], &table) < 0 || df_py_req_str(in[2], &mode) < 0 ||
+        (in[3] && df_py_opt_str(in[3], &name) < 0) || (in[4] && df_py_opt_str(in[4], &conn) < 0))
+        return NULL;
+    df_output_spec *spec = NULL;
+    df_error err;
+    memset(&err, 0, sizeof err);
+    if (df_table_to_mssql(t->table, schema, table, mode, name, conn, &spec, &err) != DF_OK) {
+        df_py_raise(st, &err);
+        return NULL;
+    }
+    return spec;
+}
+
 static PyObject *table_to_mssql(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
     static const char *const names[] = {"schema", "table", "load_mode", "name", "connection_string"};
     static const df_py_sig sig = {"Table.to_mssql", names, 5, 0, 0, 0x7u};
     df_py_state *st = df_py_state_of_type(Py_TYPE(self));
     PyObject *in[5];
     if (df_py_bind(&sig, args, nargs, kwnames, in) < 0 || check_target_args(in, 5) < 0) return NULL;
-    return df_py_raise_simple(st, "mssql_write", "not_available",
-                              "SQL Server outputs are not available in this build yet");
+    df_output_spec *spec = make_spec(st, (TableObject *)self, in);
+    if (!spec) return NULL;
+    OutputSpecObject *o = PyObject_GC_New(OutputSpecObject, st->output_spec_type);
+    if (!o) {
+        df_output_spec_free(spec);
+        return NULL;
+    }
+    o->session = Py_NewRef(((TableObject *)self)->session);
+    o->spec = spec;
+    PyObject_GC_Track(o);
+    return (PyObject *)o;
+}
+
+/* ---- the logging sink: native events -> deltafunnel._logbridge ---- */
+
+static const char *level_name(df_log_level level) {
+    switch (level) {
+    case DF_LOG_ERROR: return "error";
+    case DF_LOG_WARN: return "warn";
+    case DF_LOG_INFO: return "info";
+    case DF_LOG_DEBUG: return "debug";
+    default: return "trace";
+    }
+}
+
+static void log_sink(void *user, df_log_level level, const char *target, const char *event, const char *fields_json) {
+    df_py_state *st = user;
+    PyGILState_STATE g = PyGILState_Ensure();
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyObject *fields = df_py_json(st, fields_json);
+    if (fields && PyDict_Check(fields)) df_py_log_event(level_name(level), event, fields);
+    Py_XDECREF(fields);
+    PyErr_Clear();
+    PyErr_Restore(type, value, tb);
+    PyGILState_Release(g);
+    (void)target;
+}
+
+void df_py_log_sink_init(df_py_state *st, df_log_sink *sink) {
+    sink->fn = log_sink;
+    sink->user = st;
+}
+
+/* Runs one output with the GIL released; returns the report dict or raises. */
+static PyObject *run_write(df_py_state *st, df_output_spec *spec, int dry, int progress_mode, int profile,
+                           int parallel) {
+    df_py_progress progress;
+    df_write_options opts;
+    df_write_options_init(&opts);
+    opts.dry_run = dry != 0;
+    opts.execution_profile = profile != 0;
+    opts.parallel_connections = parallel;
+    df_py_progress_init(&progress, progress_mode, &opts.progress);
+    df_py_log_sink_init(st, &opts.log);
+    char *report = NULL;
+    df_error err;
+    memset(&err, 0, sizeof err);
+    df_errkind k;
+    if (dry) {
+        k = df_output_write(spec, &opts, &report, &err);
+    } else {
+        Py_BEGIN_ALLOW_THREADS
+        k = df_output_write(spec, &opts, &report, &err);
+        Py_END_ALLOW_THREADS
+    }
+    if (k != DF_OK) return df_py_progress_deliver(&progress, df_py_raise(st, &err), "failed");
+    PyObject *out = df_py_json(st, report);
+    df_free(report);
+    return df_py_progress_deliver(&progress, out, "completed");
 }
 
 static PyObject *table_write_to_mssql(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
     static const char *const names[] = {"schema", "table", "load_mode", "dry_run", "name", "connection_string",
-                                        "progress", "execution_profile", "ranked_profile"};
-    static const df_py_sig sig = {"Table.write_to_mssql", names, 9, 0, 0, 0x7u};
+                                        "progress", "execution_profile", "ranked_profile", "parallel_connections"};
+    static const df_py_sig sig = {"Table.write_to_mssql", names, 10, 0, 0, 0x7u};
     df_py_state *st = df_py_state_of_type(Py_TYPE(self));
-    PyObject *in[9];
+    PyObject *in[10];
     if (df_py_bind(&sig, args, nargs, kwnames, in) < 0) return NULL;
     PyObject *targets[5] = {in[0], in[1], in[2], in[4], in[5]};
     int dry, dry_none, mode, profile;
     if (check_target_args(targets, 5) < 0 || df_py_opt_bool(in[3], &dry, &dry_none) < 0) return NULL;
-    if (!dry_none && dry && ((in[7] && in[7] == Py_True) || (in[8] && in[8] != Py_None)))
+    if (dry_none) dry = 0;
+    if (dry && ((in[7] && in[7] == Py_True) || (in[8] && in[8] != Py_None)))
         return df_py_raise_simple(st, "config", "invalid_option_value",
                                   "profiling is only supported for execute `write_to_mssql` calls");
     if (df_py_check_profile_args(st, in[6], in[7], in[8], &mode, &profile) < 0) return NULL;
-    return df_py_raise_simple(st, "mssql_write", "not_available",
-                              "SQL Server outputs are not available in this build yet");
+    int64_t parallel = 0;
+    if (in[9] && in[9] != Py_None) {
+        if (PyBool_Check(in[9]) || !PyLong_Check(in[9])) return (df_py_type_error(in[9], "int"), NULL);
+        parallel = PyLong_AsLongLong(in[9]);
+        if (parallel == -1 && PyErr_Occurred()) return NULL;
+        if (parallel < 1 || parallel > 16)
+            return df_py_raise_simple(st, "config", "invalid_option_value",
+                                      "`parallel_connections` must be an integer in 1..=16");
+    }
+    df_output_spec *spec = make_spec(st, (TableObject *)self, targets);
+    if (!spec) return NULL;
+    PyObject *out = run_write(st, spec, dry, mode, profile, (int)parallel);
+    df_output_spec_free(spec);
+    return out;
+}
+
+static PyObject *output_spec_repr(PyObject *self) {
+    df_py_state *st = df_py_state_of_type(Py_TYPE(self));
+    char *text = NULL;
+    df_error err;
+    memset(&err, 0, sizeof err);
+    if (df_output_spec_repr(((OutputSpecObject *)self)->spec, &text, &err) != DF_OK) return df_py_raise(st, &err);
+    PyObject *s = decode(text);
+    df_free(text);
+    return s;
+}
+
+static int output_spec_traverse(PyObject *self, visitproc visit, void *arg) {
+    Py_VISIT(Py_TYPE(self));
+    Py_VISIT(((OutputSpecObject *)self)->session);
+    return 0;
+}
+
+static int output_spec_clear(PyObject *self) {
+    Py_CLEAR(((OutputSpecObject *)self)->session);
+    return 0;
+}
+
+static void output_spec_dealloc(PyObject *self) {
+    PyTypeObject *tp = Py_TYPE(self);
+    PyObject_GC_UnTrack(self);
+    output_spec_clear(self);
+    df_output_spec_free(((OutputSpecObject *)self)->spec);
+    tp->tp_free(self);
+    Py_DECREF(tp);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -312,11 +450,14 @@ static PyMethodDef table_methods[] = {
      "show($self, /, limit=20, *, progress=None)\n--\n\nPrints the preview text to stdout."},
     {"to_mssql", FASTCALL(table_to_mssql),
      "to_mssql($self, /, *, schema, table, load_mode, name=None, connection_string=None)\n--\n\n"
-     "Describes a SQL Server output.  Not available in this build yet."},
+     "Describes a SQL Server output for Session.write_all (checks the arguments; no I/O)."},
     {"write_to_mssql", FASTCALL(table_write_to_mssql),
      "write_to_mssql($self, /, *, schema, table, load_mode, dry_run=None, name=None, connection_string=None, "
-     "progress=None, execution_profile=False, ranked_profile=None)\n--\n\n"
-     "Writes the table to SQL Server.  Not available in this build yet."},
+     "progress=None, execution_profile=False, ranked_profile=None, parallel_connections=None)\n--\n\n"
+     "Writes the table to SQL Server and returns the report dict; dry_run=True plans without I/O.\n"
+     "Load modes: append_existing (all-or-nothing), create_and_load, replace (atomic).\n"
+     "parallel_connections (ours, 1..16, default 1): bulk connections loading the staging table\n"
+     "of create_and_load and replace concurrently."},
     {"to_arrow", table_to_arrow, METH_NOARGS,
      "to_arrow($self, /)\n--\n\nExecutes the table and returns a pyarrow.Table (requires pyarrow)."},
     {"__arrow_c_stream__", FASTCALL(table_arrow_stream),
@@ -419,14 +560,18 @@ static PyType_Spec preview_spec = {
 };
 
 static PyType_Slot output_spec_slots[] = {
-    {Py_tp_doc, "A SQL Server output description (made by Table.to_mssql; not available in this build yet)."},
+    {Py_tp_repr, output_spec_repr},
+    {Py_tp_traverse, output_spec_traverse},
+    {Py_tp_clear, output_spec_clear},
+    {Py_tp_dealloc, output_spec_dealloc},
+    {Py_tp_doc, "A SQL Server output description made by Table.to_mssql, for Session.write_all."},
     {0, NULL},
 };
 
 static PyType_Spec output_spec_spec = {
     .name = "deltafunnel.MssqlOutputSpec",
-    .basicsize = sizeof(PyObject),
-    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_DISALLOW_INSTANTIATION,
+    .basicsize = sizeof(OutputSpecObject),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_IMMUTABLETYPE | Py_TPFLAGS_DISALLOW_INSTANTIATION,
     .slots = output_spec_slots,
 };
 

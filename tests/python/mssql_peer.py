@@ -200,3 +200,32 @@ def pytds_connect(peer, **kw):
     args = dict(dsn=peer.host, port=peer.port, user=USER, password=PASSWORD, database="master", autocommit=True)
     args.update(kw)
     return pytds.connect(**args)
+
+
+def peer_rows(peer, sql):
+    """Runs one query through python-tds (an independent client) and returns its rows as tuples."""
+    conn = pytds_connect(peer)
+    try:
+        cur = conn.cursor()
+        cur.execute(sql)
+        return [tuple(r) for r in cur.fetchall()]
+    finally:
+        conn.close()
+
+
+def peer_exec(peer, *statements):
+    """Runs statements through python-tds (autocommit)."""
+    conn = pytds_connect(peer)
+    try:
+        cur = conn.cursor()
+        for sql in statements:
+            cur.execute(sql)
+    finally:
+        conn.close()
+
+
+def peer_tables(peer, schema="dbo"):
+    """User table names of a schema, sorted."""
+    return sorted(r[0] for r in peer_rows(
+        peer, f"SELECT t.name FROM sys.tables AS t INNER JOIN sys.schemas AS s ON s.schema_id = t.schema_id "
+              f"WHERE s.name = N'{schema}'"))

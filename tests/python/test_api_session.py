@@ -54,9 +54,10 @@ def test_signatures_match_reference():
     assert sig(deltafunnel.Table.show) == "(self, /, limit=20, *, progress=None)"
     assert sig(deltafunnel.Table.alias) == "(self, /, name)"
     assert sig(deltafunnel.Table.to_mssql) == "(self, /, *, schema, table, load_mode, name=None, connection_string=None)"
+    # The reference signature, plus our keyword-only parallel_connections at the end.
     assert sig(deltafunnel.Table.write_to_mssql) == (
         "(self, /, *, schema, table, load_mode, dry_run=None, name=None, connection_string=None, progress=None, "
-        "execution_profile=False, ranked_profile=None)")
+        "execution_profile=False, ranked_profile=None, parallel_connections=None)")
     assert sig(deltafunnel.PendingDeltaSource.alias) == "(self, /, name, *, progress=None)"
     assert sig(deltafunnel.ProviderScanOptions) == (
         "(*, max_concurrent_file_reads_per_scan=None, max_concurrent_file_reads_per_partition=3, "

@@ -1,0 +1,405 @@
+/*
+ * Report pieces shared by single writes, write_all and dry runs: phase
+ * timings, status and count shapes, output schemas, lineage (which sources
+ * an output reads) and source reports (core-spec 5.1, 5.2).  Keys are
+ * written in sorted order, as the reference's reports are.
+ */
+#include "session/write_int.h"
+
+#include <stdio.h>
+
+/* ------------------------------------------------------------------------ */
+/* Shapes                                                                    */
+
+void df__wtimings_add(df_wtimings *ts, const char *name, const char *status, const char *reason, int64_t micros) {
+    if (ts->n >= DF_WRITE_MAX_TIMINGS) return;
+    df_wtiming *t = &ts->t[ts->n++];
+    t->name = name;
+    t->status = status;
+    t->reason = reason;
+    t->micros = micros;
+}
+
+void df__wtimings_add_stage(df_wtimings *ts, const char *name, const df_diag_operation *op, df_diag_stage stage,
+                            uint64_t owner, const char *not_started_reason) {
+    df_diag_timing t = df_diag_operation_stage_timing(op, stage, owner);
+    switch (t.state) {
+    case DF_DIAG_TIMING_COMPLETED:
+        df__wtimings_add(ts, name, "completed", NULL, (int64_t)(t.elapsed_ns / 1000));
+        break;
+    case DF_DIAG_TIMING_FAILED:
+    case DF_DIAG_TIMING_CANCELLED:
+        df__wtimings_add(ts, name, "failed", NULL, (int64_t)(t.elapsed_ns / 1000));
+        break;
+    default:
+        df__wtimings_add(ts, name, "not_started", not_started_reason, -1);
+        break;
+    }
+}
+
+void df__json_status(df_json_writer *w, const char *kind, const char *reason) {
+    df_json_object_begin(w);
+    df_json_kv_string(w, "kind", kind);
+    if (reason && *reason)
+        df_json_kv_string(w, "reason", reason);
+    else
+        df_json_kv_null(w, "reason");
+    df_json_object_end(w);
+}
+
+void df__json_count(df_json_writer *w, const char *kind, int64_t value, bool has_value, const char *reason,
+                    bool with_reason) {
+    df_json_object_begin(w);
+    df_json_kv_string(w, "kind", kind);
+    if (with_reason) {
+        if (reason)
+            df_json_kv_string(w, "reason", reason);
+        else
+            df_json_kv_null(w, "reason");
+    }
+    if (has_value)
+        df_json_kv_int(w, "value", value);
+    else
+        df_json_kv_null(w, "value");
+    df_json_object_end(w);
+}
+
+void df__json_timings(df_json_writer *w, const df_wtimings *ts) {
+    df_json_array_begin(w);
+    for (int32_t i = 0; i < ts->n; i++) {
+        const df_wtiming *t = &ts->t[i];
+        df_json_object_begin(w);
+        if (t->micros >= 0)
+            df_json_kv_int(w, "elapsed_micros", t->micros);
+        else
+            df_json_kv_null(w, "elapsed_micros");
+        df_json_kv_string(w, "phase_name", t->name);
+        df_json_key(w, "status");
+        df__json_status(w, t->status, t->reason);
+        df_json_object_end(w);
+    }
+    df_json_array_end(w);
+}
+
+df_errkind df__json_output_schema(df_json_writer *w, const df_schema *schema, df_error *err) {
+    df_buf tb;
+    df_buf_init(&tb, 64);
+    df_json_array_begin(w);
+    for (int32_t i = 0; i < schema->nfields; i++) {
+        df_buf_reset(&tb);
+        df_errkind k = df_type_display(schema->fields[i].type, &tb, err);
+        if (k != DF_OK) {
+            df_buf_free(&tb);
+            return k;
+        }
+        df_json_object_begin(w);
+        df_json_kv_string(w, "arrow_type", tb.data ? tb.data : "");
+        df_json_kv_int(w, "index", i);
+        df_json_kv_string(w, "name", schema->fields[i].name);
+        df_json_kv_bool(w, "nullable", schema->fields[i].nullable);
+        df_json_object_end(w);
+    }
+    df_json_array_end(w);
+    df_buf_free(&tb);
+    return DF_OK;
+}
+
+void df__write_sql_hash(const char *sql, char out[17]) {
+    const char *b = sql, *e = sql + strlen(sql);
+    while (b < e && (*b == ' ' || (*b >= '\t' && *b <= '\r'))) b++;
+    while (e > b && (e[-1] == ' ' || (e[-1] >= '\t' && e[-1] <= '\r'))) e--;
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (const unsigned char *p = (const unsigned char *)b; p < (const unsigned char *)e; p++) {
+        h ^= *p;
+        h *= 0x100000001b3ULL;
+    }
+    snprintf(out, 17, "%016llx", (unsigned long long)h);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Lineage                                                                   */
+
+/* The registered entry named `name` (a source or an alias), or NULL. */
+static df_entry *find_entry(df_session *s, const char *name) {
+    for (int64_t j = 0; j < s->nentries; j++) {
+        df_entry *d = s->entries[j];
+        const char *dn = d->kind == DF_TABLE_DELTA_SOURCE ? d->name : d->alias;
+        if (dn && !df_ascii_casecmp(dn, name)) return d;
+    }
+    return NULL;
+}
+
+static df_errkind add_unique(df_entry ***out, int32_t *n, int32_t *cap, df_entry *e, df_error *err) {
+    for (int32_t i = 0; i < *n; i++)
+        if ((*out)[i] == e) return DF_OK;
+    if (*n == *cap) {
+        int32_t c = *cap ? *cap * 2 : 8;
+        df_entry **p = df_realloc(*out, sizeof *p * (size_t)c);
+        if (!p) return DF_OOM(err);
+        *out = p;
+        *cap = c;
+    }
+    (*out)[(*n)++] = e;
+    return DF_OK;
+}
+
+df_errkind df__write_used_sources(df_session *s, const df_entry *e, df_entry ***out, int32_t *n, bool *complete,
+                                  df_error *err) {
+    *out = NULL;
+    *n = 0;
+    *complete = true;
+    int32_t cap = 0, nvisit = 0, cap_visit = 0;
+    df_entry **visit = NULL;
+    df_errkind k = add_unique(&visit, &nvisit, &cap_visit, (df_entry *)e, err);
+    /* Breadth-first over dependencies; a bounded list since entries are finite and deduplicated. */
+    for (int32_t i = 0; k == DF_OK && i < nvisit; i++) {
+        df_entry *v = visit[i];
+        if (v->kind == DF_TABLE_DELTA_SOURCE) {
+            k = add_unique(out, n, &cap, v, err);
+            continue;
+        }
+        if (!v->lineage_complete) *complete = false;
+        for (int32_t j = 0; k == DF_OK && j < v->ndeps; j++) {
+            df_entry *d = find_entry(s, v->deps[j]);
+            if (d) k = add_unique(&visit, &nvisit, &cap_visit, d, err);
+            else *complete = false;
+        }
+    }
+    df_free(visit);
+    if (k != DF_OK) {
+        df_free(*out);
+        *out = NULL;
+        *n = 0;
+    }
+    return k;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Source reports                                                            */
+
+static void json_string_array(df_json_writer *w, const char *const *items, int32_t n) {
+    df_json_array_begin(w);
+    for (int32_t i = 0; i < n; i++) df_json_write_string(w, items[i]);
+    df_json_array_end(w);
+}
+
+static void source_protocol(df_json_writer *w, const df_entry *e) {
+    const df_delta_protocol *p = df_delta_snapshot_protocol(e->snapshot);
+    df_json_object_begin(w);
+    df_json_kv_int(w, "min_reader_version", p ? p->min_reader_version : 0);
+    df_json_kv_int(w, "min_writer_version", p ? p->min_writer_version : 0);
+    df_json_key(w, "reader_features");
+    json_string_array(w, p ? p->reader_features : NULL, p ? p->nreader_features : 0);
+    df_json_kv_int(w, "snapshot_version", e->snapshot_version);
+    df_json_kv_string(w, "source_name", e->name);
+    df_json_kv_string(w, "table_uri", e->display_uri);
+    df_json_key(w, "writer_features");
+    json_string_array(w, p ? p->writer_features : NULL, p ? p->nwriter_features : 0);
+    df_json_object_end(w);
+}
+
+static void kv_opt_int(df_json_writer *w, const char *key, int64_t v) {
+    if (v >= 0)
+        df_json_kv_int(w, key, v);
+    else
+        df_json_kv_null(w, key);
+}
+
+static void source_scheduling(df_json_writer *w, const df_session *s) {
+    const df_scan_opts *o = &s->opts->scan;
+    df_json_object_begin(w);
+    df_json_kv_int(w, "max_concurrent_file_reads_per_partition", o->max_concurrent_file_reads_per_partition);
+    kv_opt_int(w, "max_concurrent_file_reads_per_scan", o->max_concurrent_file_reads_per_scan);
+    df_json_kv_int(w, "native_async_prefetch_file_count_per_partition", o->prefetch_file_count_per_partition);
+    df_json_kv_int(w, "output_buffer_capacity_per_partition", o->output_buffer_capacity_per_partition);
+    kv_opt_int(w, "parquet_full_file_read_threshold", o->parquet_full_file_read_threshold);
+    kv_opt_int(w, "parquet_metadata_size_hint", o->parquet_metadata_size_hint);
+    kv_opt_int(w, "query_target_partitions", s->opts->target_partitions);
+    df_json_kv_string(w, "reader_backend", "native_async");
+    df_json_object_end(w);
+}
+
+static void source_timings(df_json_writer *w, const df_entry *e) {
+    static const char *const names[3] = {"source_loading", "protocol_preflight", "datafusion_registration"};
+    df_wtimings ts;
+    ts.n = 0;
+    for (int i = 0; i < 3; i++) df__wtimings_add(&ts, names[i], "completed", NULL, (int64_t)(e->step_ns[i] / 1000));
+    df__json_timings(w, &ts);
+}
+
+/* One source report; `users` are the output names reading it. */
+static void source_report(df_json_writer *w, df_session *s, const df_entry *e, const char *const *users,
+                          int32_t nusers, bool unknown, int executed) {
+    df_json_object_begin(w);
+    df_json_key(w, "file_count");
+    if (executed == 1)
+        df__json_count(w, "exact", df_delta_snapshot_num_files(e->snapshot), true, NULL, true);
+    else
+        df__json_count(w, "unavailable", 0, false, "cost_avoidance", true);
+    df_json_key(w, "phase_timings");
+    source_timings(w, e);
+    df_json_key(w, "protocol");
+    source_protocol(w, e);
+    df_json_kv_null(w, "provider_read_stats");
+    df_json_kv_bool(w, "provider_read_stats_available", false);
+    df_json_kv_string(w, "provider_stats_reason", executed ? "capability_unavailable" : "not_executed");
+    df_json_kv_bool(w, "scan_metadata_exhausted", executed == 1);
+    df_json_key(w, "scheduling");
+    source_scheduling(w, s);
+    df_json_kv_int(w, "snapshot_version", e->snapshot_version);
+    df_json_kv_string(w, "source_name", e->name);
+    df_json_kv_string(w, "source_uri", e->display_uri);
+    df_json_kv_string(w, "usage_status", nusers ? "used" : unknown ? "unknown" : "not_used");
+    df_json_key(w, "used_by_output_names");
+    json_string_array(w, users, nusers);
+    df_json_object_end(w);
+}
+
+df_errkind df__write_sources_json(df_session *s, df_json_writer *w, const df_output_spec *const *specs, int32_t n,
+                                  int executed, df_error *err) {
+    /* Per output: which sources it reads. */
+    df_entry ***used = df_calloc((size_t)DF_MAX(n, 1), sizeof *used);
+    int32_t *nused = df_calloc((size_t)DF_MAX(n, 1), sizeof *nused);
+    const char **users = df_calloc((size_t)DF_MAX(n, 1), sizeof *users);
+    df_errkind k = used && nused && users ? DF_OK : DF_OOM(err);
+    bool any_incomplete = false;
+    for (int32_t i = 0; k == DF_OK && i < n; i++) {
+        bool complete;
+        k = df__write_used_sources(s, specs[i]->table->entry, &used[i], &nused[i], &complete, err);
+        if (!complete) any_incomplete = true;
+    }
+    if (k == DF_OK) {
+        pthread_mutex_lock(&s->mu);
+        df_json_array_begin(w);
+        for (int64_t j = 0; j < s->nentries; j++) {
+            const df_entry *e = s->entries[j];
+            if (e->kind != DF_TABLE_DELTA_SOURCE) continue;
+            int32_t nu = 0;
+            for (int32_t i = 0; i < n; i++)
+                for (int32_t q = 0; q < nused[i]; q++)
+                    if (used[i][q] == e) {
+                        users[nu++] = specs[i]->name;
+                        break;
+                    }
+            source_report(w, s, e, users, nu, any_incomplete, executed);
+        }
+        df_json_array_end(w);
+        pthread_mutex_unlock(&s->mu);
+    }
+    if (used)
+        for (int32_t i = 0; i < n; i++) df_free(used[i]);
+    df_free(used);
+    df_free(nused);
+    df_free(users);
+    return k;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Dry runs                                                                  */
+
+static void dry_flags(df_json_writer *w) {
+    df_json_object_begin(w);
+    df_json_kv_bool(w, "bulk_writer_started", false);
+    df_json_kv_bool(w, "row_production_started", false);
+    df_json_kv_bool(w, "sql_server_contacted", false);
+    df_json_kv_bool(w, "table_lifecycle_started", false);
+    df_json_object_end(w);
+}
+
+df_errkind df__write_dry_run_report(const df_output_spec *spec, df_json_writer *w, df_error *err) {
+    const df_entry *e = spec->table->entry;
+    df_session *s = spec->table->session;
+    const df_schema *schema = df_query_schema(e->query);
+    df_wtimings ts;
+    ts.n = 0;
+    if (e->kind == DF_TABLE_DERIVED_SQL)
+        df__wtimings_add(&ts, "lazy_sql_planning", "completed", NULL, (int64_t)(e->planning_ns / 1000));
+    uint64_t t0 = df_now_ns();
+    df__wtimings_add(&ts, "output_schema_planning", "completed", NULL, (int64_t)((df_now_ns() - t0) / 1000));
+    t0 = df_now_ns();
+    df_write_plan plan;
+    DF_TRY(df__write_plan_output(spec, schema, &plan, err));
+    df__wtimings_add(&ts, "sql_target_planning", "completed", NULL, (int64_t)((df_now_ns() - t0) / 1000));
+    static const char *const skipped[] = {"query_execution", "batch_shaping", "sql_write", "finalize", "validation"};
+    for (size_t i = 0; i < DF_ARRAY_LEN(skipped); i++) df__wtimings_add(&ts, skipped[i], "skipped", "dry_run", -1);
+    df_entry **used = NULL;
+    int32_t nused = 0;
+    bool complete = true;
+    df_errkind k = df__write_used_sources(s, e, &used, &nused, &complete, err);
+    if (k != DF_OK) {
+        df__write_plan_clear(&plan);
+        return k;
+    }
+    df_json_object_begin(w);
+    df_json_key(w, "dry_run");
+    dry_flags(w);
+    df_json_kv_string(w, "load_mode", df__write_mode_name(spec->mode));
+    df_json_kv_string(w, "output_name", spec->name);
+    df_json_key(w, "output_row_count");
+    df__json_count(w, "unavailable", 0, false, "not_executed", true);
+    df_json_key(w, "output_schema");
+    k = df__json_output_schema(w, schema, err);
+    df_json_key(w, "phase_timings");
+    df__json_timings(w, &ts);
+    df_json_kv_string(w, "run_mode", "dry_run");
+    df_json_kv_string(w, "source_usage_status", nused ? "used" : complete ? "not_used" : "unknown");
+    df_json_key(w, "sql_identity");
+    df_json_object_begin(w);
+    if (e->kind == DF_TABLE_DERIVED_SQL && e->sql) {
+        char hash[17];
+        df__write_sql_hash(e->sql, hash);
+        df_json_kv_string(w, "hash", hash);
+        df_json_kv_null(w, "reason");
+        df_json_kv_string(w, "state", "present");
+    } else {
+        df_json_kv_null(w, "hash");
+        df_json_kv_null(w, "reason");
+        df_json_kv_string(w, "state", "absent");
+    }
+    df_json_object_end(w);
+    df_json_key(w, "status");
+    df_json_object_begin(w);
+    df_json_kv_string(w, "kind", "dry_run_planned");
+    df_json_kv_null(w, "reason");
+    df_json_kv_null(w, "validation");
+    df_json_object_end(w);
+    df_json_key(w, "table");
+    df_json_object_begin(w);
+    df_json_kv_int(w, "id", e->id);
+    df_json_kv_string(w, "kind", df_table_kind_name(e->kind));
+    df_json_kv_string(w, "name", spec->table->name);
+    df_json_object_end(w);
+    df_json_key(w, "target_ddl_plan");
+    df_json_object_begin(w);
+    df_json_kv_bool(w, "create_table_sql_present", spec->mode != DF_LOAD_APPEND_EXISTING);
+    df_json_object_end(w);
+    df_json_key(w, "target_lifecycle_plan");
+    df_json_object_begin(w);
+    df_json_kv_bool(w, "create_table_sql_present", spec->mode != DF_LOAD_APPEND_EXISTING);
+    df_json_kv_bool(w, "create_table_sql_required", spec->mode != DF_LOAD_APPEND_EXISTING);
+    df_json_kv_bool(w, "executable_in_mvp", true);
+    df_json_object_end(w);
+    df_json_key(w, "target_schema_plan");
+    df_json_object_begin(w);
+    df_json_kv_int(w, "diagnostic_count", plan.diagnostic_count);
+    df_json_kv_int(w, "output_field_count", plan.ncols);
+    df_json_object_end(w);
+    df_json_key(w, "target_table");
+    df_json_object_begin(w);
+    df_json_kv_string(w, "schema", spec->schema);
+    df_json_kv_string(w, "table", spec->target);
+    df_json_object_end(w);
+    df_json_key(w, "used_source_names");
+    df_json_array_begin(w);
+    /* Registration order: walk the session's entries. */
+    for (int64_t j = 0; j < s->nentries; j++)
+        for (int32_t q = 0; q < nused; q++)
+            if (used[q] == s->entries[j]) df_json_write_string(w, s->entries[j]->name);
+    df_json_array_end(w);
+    df_json_key(w, "validation_status");
+    df__json_status(w, "skipped", "dry_run");
+    df_json_object_end(w);
+    df_free(used);
+    df__write_plan_clear(&plan);
+    return k;
+}
