@@ -73,7 +73,12 @@ df_errkind df_buffer_reserve(df_buffer *b, int64_t capacity, df_error *err) {
     cap = ROUND_UP(cap);
     uint8_t *data = df_aligned_alloc((size_t)cap);
     if (!data) return DF_OOM(err);
-    if (b->size > 0) memcpy(data, b->data, (size_t)b->size);
+    /*
+     * Copy the whole old block, not just `size`: builders write values
+     * first and fix sizes at the end (df_vec_set_length), so bytes past
+     * `size` may already hold data.
+     */
+    if (b->capacity > 0) memcpy(data, b->data, (size_t)b->capacity);
     memset(data + (cap - PAD), 0, PAD);
     df_aligned_free(b->data);
     b->data = data;

@@ -288,3 +288,32 @@ DF_TEST(memory_provider_projects_and_slices) {
     df_table_provider_release(p);
     df_schema_release(schema);
 }
+
+DF_TEST(concat_of_many_strings_keeps_every_byte) {
+    /* Enough data that the output's data buffer grows several times while concatenating. */
+    enum { PARTS = 40, PER = 50 };
+    df_vec *parts[PARTS];
+    char text[64];
+    for (int p = 0; p < PARTS; p++) {
+        DF_ASSERT_OK(df_vec_new(df_type_utf8(), PER, 16, &parts[p], NULL), NULL);
+        for (int i = 0; i < PER; i++) {
+            int n = snprintf(text, sizeof text, "part-%02d-row-%02d-%s", p, i, "padding-padding-padding");
+            DF_ASSERT_OK(df_vec_append_bytes(parts[p], text, n, NULL), NULL);
+        }
+    }
+    df_vec *c;
+    DF_ASSERT_OK(df_vec_concat(parts, PARTS, &c, NULL), NULL);
+    DF_ASSERT_EQ_INT(c->length, PARTS * PER);
+    for (int p = 0; p < PARTS; p++) {
+        for (int i = 0; i < PER; i++) {
+            int n = snprintf(text, sizeof text, "part-%02d-row-%02d-%s", p, i, "padding-padding-padding");
+            int32_t len;
+            const uint8_t *got = df_vec_bytes(c, (int64_t)p * PER + i, &len);
+            DF_ASSERT_EQ_INT(len, n);
+            DF_ASSERT(memcmp(got, text, (size_t)n) == 0);
+        }
+        df_vec_release(parts[p]);
+    }
+    DF_ASSERT_OK(df_vec_validate(c, true, NULL), NULL);
+    df_vec_release(c);
+}

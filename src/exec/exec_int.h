@@ -1,0 +1,434 @@
+/*
+ * Executor internals: the execution context, physical plan nodes, running
+ * operators, compiled expression programs and vector kernels.
+ *
+ * Plans and states.  A physical plan (df_pnode tree) is built fresh for
+ * every execution and is read-only while it runs; each (node, partition)
+ * pair that runs gets its own operator state (df_op) created by the node's
+ * open(), pulled with df_op_next() and freed with df_op_close().  A node
+ * with P output partitions can be opened P times, from different threads.
+ *
+ * Threads.  Exchange operators (op_exchange.c) are the only place threads
+ * appear: they run each input partition as a task on the execution's
+ * thread pool, which has one thread per exchange input so that a blocked
+ * producer never starves another.  CPU concurrency is bounded separately
+ * by `target_partitions` tokens: a thread holds a token while it computes
+ * and gives it back while it waits (df_exec_block_begin/end).
+ *
+ * Metrics.  With profiling on, df_op_next() times every call and counts
+ * output rows and batches per (node, partition); time an operator spends
+ * pulling its children or waiting on a queue is subtracted, so
+ * elapsed_compute is the operator's own work.
+ */
+#ifndef DF_EXEC_EXEC_INT_H
+#define DF_EXEC_EXEC_INT_H
+
+#include <pthread.h>
+
+#include "common/thread_pool.h"
+#include "exec/query.h"
+#include "sql/logical_plan.h"
+
+typedef struct df_pnode df_pnode;
+typedef struct df_op df_op;
+
+/* ------------------------------------------------------------------------ */
+/* Execution context                                                         */
+
+typedef struct df_exec_ctx {
+    int32_t batch_size;             /* rows per batch */
+    int32_t target_partitions;      /* CPU tokens and default partition count */
+    const _Atomic bool *user_cancel;/* caller's flag or NULL */
+    _Atomic bool cancel;            /* set when the consumer closes early or a worker fails */
+    bool profile;                   /* collect metrics */
+    df_thread_pool *pool;           /* exchange workers (NULL when the plan has no exchange) */
+    pthread_mutex_t tok_mu;         /* guards tokens */
+    pthread_cond_t tok_cv;          /* signalled when a token is returned */
+    int32_t tokens;                 /* CPU tokens available */
+    _Atomic int64_t mem_used;       /* bytes reserved by hash tables and sorts */
+    _Atomic int64_t mem_peak;       /* highest mem_used seen */
+    int64_t mem_limit;              /* 0 = unlimited */
+} df_exec_ctx;
+
+/* True when the execution should stop (consumer gone, error elsewhere, or user cancel). */
+static inline bool df_exec_cancelled(df_exec_ctx *ctx) {
+    return atomic_load_explicit(&ctx->cancel, memory_order_relaxed) ||
+           (ctx->user_cancel && atomic_load_explicit(ctx->user_cancel, memory_order_relaxed));
+}
+/* DF_ERR_CANCELLED when cancelled, else DF_OK. */
+df_errkind df_exec_check_cancel(df_exec_ctx *ctx, df_error *err);
+/* Takes a CPU token (blocks while none is free). */
+void df_exec_token_acquire(df_exec_ctx *ctx);
+void df_exec_token_release(df_exec_ctx *ctx);
+/* Reserves / returns memory against the limit; DF_ERR_OUT_OF_MEMORY over the limit. */
+df_errkind df_exec_mem_reserve(df_exec_ctx *ctx, int64_t bytes, df_error *err);
+void df_exec_mem_release(df_exec_ctx *ctx, int64_t bytes);
+
+/* ------------------------------------------------------------------------ */
+/* Metrics                                                                   */
+
+typedef struct df_op_metrics {
+    int64_t output_rows;            /* rows returned by next() */
+    int64_t output_batches;         /* batches returned */
+    int64_t elapsed_compute;        /* ns of own work */
+    int64_t start_ns;               /* first open (monotonic), 0 if never opened */
+    int64_t end_ns;                 /* close */
+    bool opened;                    /* the partition ran */
+} df_op_metrics;
+
+/* ------------------------------------------------------------------------ */
+/* Operators                                                                 */
+
+typedef struct df_op_vt {
+    /* Next batch (*out NULL at end).  Never returns empty batches. */
+    df_errkind (*next)(df_op *op, df_batch **out, df_error *err);
+    /* Frees the state and closes children; safe at any point. */
+    void (*close)(df_op *op);
+} df_op_vt;
+
+struct df_op {
+    const df_op_vt *vt;             /* behaviour */
+    df_pnode *node;                 /* the plan node it runs */
+    int32_t partition;              /* which output partition */
+    df_exec_ctx *ctx;               /* execution */
+    df_op_metrics *m;               /* this partition's metrics (NULL without profiling) */
+    df_op *parent;                  /* operator that pulls this one in the same thread, or NULL */
+    int64_t child_ns;               /* time spent in children / waiting during the current call */
+};
+
+/* Pulls one batch, timing and counting it when profiling. */
+static inline df_errkind df_op_next(df_op *op, df_batch **out, df_error *err) {
+    if (!op->m) return op->vt->next(op, out, err);
+    uint64_t t0 = df_now_ns();
+    int64_t child0 = op->child_ns;
+    df_errkind k = op->vt->next(op, out, err);
+    int64_t dt = (int64_t)(df_now_ns() - t0);
+    op->m->elapsed_compute += dt - (op->child_ns - child0);
+    if (op->parent) op->parent->child_ns += dt;
+    if (k == DF_OK && *out) {
+        op->m->output_rows += (*out)->nrows;
+        op->m->output_batches++;
+    }
+    return k;
+}
+
+static inline void df_op_close(df_op *op) {
+    if (!op) return;
+    if (op->m) op->m->end_ns = (int64_t)df_now_ns();
+    op->vt->close(op);
+}
+
+/* Fills the common fields of a new operator state (and marks its metrics opened). */
+void df_op_init(df_op *op, const df_op_vt *vt, df_pnode *node, df_exec_ctx *ctx, int32_t partition);
+
+/* ------------------------------------------------------------------------ */
+/* Physical plan nodes                                                       */
+
+typedef struct df_pnode_vt {
+    const char *name;               /* profile / EXPLAIN name ("FilterExec") */
+    /* Creates the state of one output partition; `parent` is the operator pulling it in this thread. */
+    df_errkind (*open)(df_pnode *n, df_exec_ctx *ctx, int32_t partition, df_op *parent, df_op **out,
+                       df_error *err);
+    /* Frees node-private data. */
+    void (*destroy)(df_pnode *n);
+    /* Appends node details for EXPLAIN (after the name); may be NULL. */
+    df_errkind (*explain)(const df_pnode *n, df_buf *out, df_error *err);
+} df_pnode_vt;
+
+struct df_pnode {
+    const df_pnode_vt *vt;          /* behaviour */
+    int32_t id;                     /* pre-order node id (profiles) */
+    df_schema *schema;              /* output schema (reference) */
+    int32_t partitions;             /* output partitions */
+    int32_t ninputs;                /* children */
+    df_pnode **inputs;
+    df_op_metrics *metrics;         /* [partitions] when profiling, else NULL */
+    void *priv;                     /* operator-specific plan data */
+    const char *display_name;       /* name override (DeltaScanExec / ScanExec), or NULL */
+};
+
+/* Opens partition p of n as a child of `parent` (which may be NULL). */
+static inline df_errkind df_pnode_open(df_pnode *n, df_exec_ctx *ctx, int32_t p, df_op *parent, df_op **out,
+                                       df_error *err) {
+    return n->vt->open(n, ctx, p, parent, out, err);
+}
+
+/* Allocates a node with `ninputs` children slots and a schema reference. */
+df_errkind df_pnode_new(const df_pnode_vt *vt, df_schema *schema, int32_t partitions, int32_t ninputs,
+                        df_pnode **out, df_error *err);
+/* Frees a node tree (children first).  Accepts NULL. */
+void df_pnode_free(df_pnode *n);
+/* The operator name of a node. */
+static inline const char *df_pnode_name(const df_pnode *n) { return n->display_name ? n->display_name : n->vt->name; }
+
+/* Builds an output schema from logical columns. */
+df_errkind df_exec_schema_from_cols(const df_lcol *cols, int32_t n, df_schema **out, df_error *err);
+
+/* ------------------------------------------------------------------------ */
+/* Expression programs                                                       */
+
+/* A register: a value vector (maybe a broadcast constant) or a row selection. */
+typedef struct df_xreg {
+    df_vec *vec;                    /* value (reference) or NULL */
+    bool is_const;                  /* vec has one element standing for every row */
+    int32_t *sel;                   /* selection: row indices (owned, df_malloc) */
+    int64_t nsel;                   /* selected rows */
+    bool sel_all;                   /* selection is every row (sel unused) */
+} df_xreg;
+
+/* What a kernel receives besides its arguments. */
+typedef struct df_kargs {
+    int64_t n;                      /* rows of the batch (1 when every argument is constant) */
+    const int32_t *sel;             /* rows to compute, ascending; NULL = all n */
+    int64_t nsel;                   /* entries in sel */
+    df_type *type;                  /* result type */
+    const void *aux;                /* kernel data prepared at compile time */
+    df_error *err;                  /* where errors go */
+} df_kargs;
+
+/*
+ * A vector kernel: computes out->vec (length k->n) from args for the rows
+ * in k->sel (others may hold anything, but offsets stay valid).  Errors of
+ * rows outside sel or with NULL inputs must not be reported.
+ */
+typedef df_errkind (*df_kernel_fn)(const df_kargs *k, const df_xreg *args, int32_t nargs, df_xreg *out);
+
+typedef struct df_kernel {
+    df_kernel_fn fn;                /* the function */
+    void *aux;                      /* data for it (owned when aux_free is set) */
+    void (*aux_free)(void *aux);
+    bool can_error;                 /* may fail on some inputs (division, casts, overflow) */
+} df_kernel;
+
+/*
+ * Chooses the kernel for a function call or cast from its argument and
+ * result types.  DF_ERR_SQL_UNSUPPORTED when no kernel exists.
+ */
+df_errkind df_kernel_for_fn(const df_expr *call, df_kernel *out, df_error *err);
+df_errkind df_kernel_for_cast(const df_type *from, const df_type *to, bool try_cast, df_kernel *out,
+                              df_error *err);
+
+typedef struct df_xprog df_xprog;
+
+/* Compiles a bound expression over an input of `ninputs` columns.  The program is immutable and shareable. */
+df_errkind df_xprog_compile(const df_expr *e, df_xprog **out, df_error *err);
+void df_xprog_free(df_xprog *p);
+/* The result type. */
+df_type *df_xprog_type(const df_xprog *p);
+/* True when the program's result is a constant (no columns). */
+bool df_xprog_is_const(const df_xprog *p);
+
+/* Per-thread evaluation state of a program. */
+typedef struct df_xstate df_xstate;
+df_errkind df_xstate_new(const df_xprog *p, df_xstate **out, df_error *err);
+void df_xstate_free(df_xstate *s);
+
+/*
+ * Evaluates the program over `batch`.  *out receives the result (a new
+ * reference; is_const results have length 1); release with df_xreg_clear.
+ */
+df_errkind df_xprog_eval(const df_xprog *p, df_xstate *s, const df_batch *batch, df_xreg *out, df_error *err);
+/* Same, always returning a full-length vector (constants are broadcast). */
+df_errkind df_xprog_eval_vec(const df_xprog *p, df_xstate *s, const df_batch *batch, df_vec **out,
+                             df_error *err);
+void df_xreg_clear(df_xreg *r);
+
+/* Evaluates a constant expression to a scalar (the optimizer's folding hook). */
+df_errkind df_exec_eval_const(const df_expr *e, df_scalar *out, df_error *err);
+
+/* ------------------------------------------------------------------------ */
+/* Kernel helpers (kernels_*.c)                                              */
+
+/* Value pointer of a fixed-width register (already offset). */
+#define DF_XV(reg, ctype) ((const ctype *)(const void *)(reg)->vec->values->data + (reg)->vec->offset)
+
+/* True when the constant register is NULL. */
+static inline bool df_xreg_const_null(const df_xreg *r) {
+    return r->is_const && (r->vec->type->id == DF_TYPE_NULL || !df_vec_is_valid(r->vec, 0));
+}
+/* Row i of register r is valid (Null-typed vectors never are). */
+static inline bool df_xreg_valid(const df_xreg *r, int64_t i) {
+    return r->vec->type->id != DF_TYPE_NULL && df_vec_is_valid(r->vec, r->is_const ? 0 : i);
+}
+
+/* A new output vector of k->type for k->n rows (values buffer sized; var-len data_cap bytes). */
+df_errkind df_kernel_out(const df_kargs *k, int64_t data_cap, df_vec **out);
+/*
+ * Sets out's validity to the AND of the arguments' validity (all-null when
+ * a constant argument is NULL).  Leaves no bitmap when nothing is NULL.
+ */
+df_errkind df_kernel_and_validity(const df_kargs *k, const df_xreg *args, int32_t nargs, df_vec *out);
+/* Finishes a fixed-width output: sets the length, wraps it in out. */
+void df_kernel_done(const df_kargs *k, df_vec *v, df_xreg *out);
+/*
+ * Builds a vector of `type` for n rows where row i takes row i of register
+ * srcs[which[i]] (element 0 for constants); which[i] < 0 gives NULL.
+ */
+df_errkind df__kernel_choose(df_type *type, int64_t n, const df_xreg *const *srcs, const int8_t *which,
+                             df_vec **out, df_error *err);
+/* A full-length copy of a constant register (or a new reference to a vector register). */
+df_errkind df__kernel_materialize(const df_xreg *r, int64_t n, df_vec **out, df_error *err);
+
+/*
+ * String output builder: rows are written in increasing order; rows
+ * skipped (outside the selection) become empty strings.
+ */
+typedef struct df__sbuilder {
+    df_vec *v;                      /* output (utf8/binary) */
+    int32_t *offs;                  /* its offsets */
+    int64_t pos;                    /* bytes written */
+    int64_t next;                   /* first row whose offset is not yet written */
+    int64_t n;                      /* rows */
+    df_error *err;                  /* errors */
+} df__sbuilder;
+/* Starts an output with the AND of the arguments' validity and an initial data capacity. */
+df_errkind df__sb_begin(df__sbuilder *sb, const df_kargs *k, const df_xreg *args, int32_t nargs,
+                        int64_t data_estimate);
+/* Makes room for `extra` more bytes at sb->v->data->data + sb->pos. */
+df_errkind df__sb_reserve(df__sbuilder *sb, int64_t extra);
+/* Appends row i's value. */
+df_errkind df__sb_put(df__sbuilder *sb, int64_t i, const void *p, int64_t len);
+/* Declares that len bytes were written in place (after df__sb_reserve) for row i. */
+void df__sb_commit(df__sbuilder *sb, int64_t i, int64_t len);
+/* Row i is NULL. */
+df_errkind df__sb_null(df__sbuilder *sb, int64_t i);
+void df__sb_finish(df__sbuilder *sb, df_xreg *out);
+void df__sb_abort(df__sbuilder *sb);
+
+/* Iterates i over the selected rows. */
+#define DF_FOR_SEL(k, i, ...)                                           \
+    do {                                                                \
+        if ((k)->sel) {                                                 \
+            for (int64_t df_s_ = 0; df_s_ < (k)->nsel; df_s_++) {       \
+                int64_t i = (k)->sel[df_s_];                            \
+                __VA_ARGS__;                                            \
+            }                                                           \
+        } else {                                                        \
+            for (int64_t i = 0; i < (k)->n; i++) {                      \
+                __VA_ARGS__;                                            \
+            }                                                           \
+        }                                                               \
+    } while (0)
+
+/* Kernels by family (each returns NULL fn when it has nothing for the types). */
+df_errkind df__kernels_arith(const df_expr *call, df_kernel *out, df_error *err);
+df_errkind df__kernels_compare(const df_expr *call, df_kernel *out, df_error *err);
+df_errkind df__kernels_string(const df_expr *call, df_kernel *out, df_error *err);
+df_errkind df__kernels_math(const df_expr *call, df_kernel *out, df_error *err);
+df_errkind df__kernels_more(const df_expr *call, df_kernel *out, df_error *err);
+df_errkind df__kernels_datetime(const df_expr *call, df_kernel *out, df_error *err);
+/* IN-list kernel for a value and constant list (args 1..n literals): hashed lookup. */
+df_errkind df__kernel_in_list(const df_expr *e, df_kernel *out, df_error *err);
+
+/*
+ * Compares element i of a with element j of b (same type; both non-NULL):
+ * <0, 0, >0.  Floats use IEEE total order (NaN largest), strings bytewise.
+ */
+int df__cmp_values(const df_vec *a, int64_t i, const df_vec *b, int64_t j);
+/* Hash of element i (equal values hash equally; NULL hashes to a constant). */
+uint64_t df__hash_value(const df_vec *v, int64_t i);
+
+/* Formats one value of a vector as text the way CAST(x AS VARCHAR) does (appends to out). */
+df_errkind df__format_value(const df_vec *v, int64_t i, df_buf *out, df_error *err);
+/* Civil date helpers shared by casts and date functions. */
+int64_t df__days_from_civil(int64_t y, int m, int d);
+void df__civil_from_days(int64_t z, int64_t *y, int *m, int *d);
+/* Parses "YYYY-MM-DD" (with optional time part ignored when allow_time) into days. */
+bool df__parse_date(const char *s, size_t n, int32_t *days);
+/* Parses a timestamp text into units since the epoch (UTC offsets applied). */
+bool df__parse_timestamp(const char *s, size_t n, df_time_unit unit, int64_t *out);
+
+/* ------------------------------------------------------------------------ */
+/* Batch helpers (batch_ops.c)                                               */
+
+/* Gathers elements at idx (negative = NULL) into a new vector. */
+df_errkind df__vec_gather(const df_vec *v, const int32_t *idx, int64_t n, df_vec **out, df_error *err);
+/* Gathers rows of every column; the new batch has `schema` (or b's schema when NULL). */
+df_errkind df__batch_take(const df_batch *b, const int32_t *idx, int64_t n, df_schema *schema, df_batch **out,
+                          df_error *err);
+/* The same columns under another (equal-typed) schema. */
+df_errkind df__batch_rewrap(df_batch *b, df_schema *schema, df_batch **out, df_error *err);
+/* Concatenates vectors of one type (n >= 1) into a new vector. */
+df_errkind df__vec_concat(df_vec *const *vecs, int32_t n, df_vec **out, df_error *err);
+/* Concatenates batches of equal column types under `schema` (n >= 0). */
+df_errkind df__batch_concat(df_batch *const *bs, int32_t n, df_schema *schema, df_batch **out, df_error *err);
+
+/* Gathers row_of[i] of srcs[src_of[i]] for each output row (all sources of one type). */
+df_errkind df__vec_gather_multi(df_type *type, df_vec *const *srcs, const int32_t *src_of, const int32_t *row_of,
+                                int64_t n, df_vec **out, df_error *err);
+/* Approximate bytes held by a batch's buffers (memory accounting). */
+int64_t df__batch_bytes(const df_batch *b);
+
+/* Exchange transfer (op_exchange.c): input partitions run on workers, batches handed to one consumer. */
+typedef struct df__xfer df__xfer;
+/* `owner` is the consuming operator (waiting time is excluded from its compute). */
+df_errkind df__xfer_new(df_pnode *input, df_exec_ctx *ctx, df_op *owner, bool per_partition, df__xfer **out,
+                        df_error *err);
+/* Next batch from `partition` (per-partition mode) or from any (-1); *out NULL when exhausted. */
+df_errkind df__xfer_pop(df__xfer *x, int32_t partition, df_batch **out, df_error *err);
+/* Stops and joins the producers, releases queued batches.  Accepts NULL. */
+void df__xfer_free(df__xfer *x);
+
+/* Sort keys compiled for comparisons (op_sort.c), shared with the merge. */
+typedef struct df__sortspec {
+    int32_t nkeys;                  /* keys */
+    df_xprog **progs;               /* key programs */
+    bool *desc;                     /* per key: descending */
+    bool *nulls_first;              /* per key: NULLs before values */
+} df__sortspec;
+df_errkind df__sortspec_init(df__sortspec *sp, const df_sort_key *keys, int32_t nkeys, df_error *err);
+void df__sortspec_clear(df__sortspec *sp);
+/* Evaluates the keys over a batch into keys[nkeys] (new references). */
+df_errkind df__sortspec_eval(const df__sortspec *sp, df_xstate **st, const df_batch *b, df_vec **keys,
+                             df_error *err);
+/* Compares row i of key vectors a with row j of key vectors b. */
+int df__sortspec_cmp(const df__sortspec *sp, df_vec *const *a, int64_t i, df_vec *const *b, int64_t j);
+/* Compiles a regular expression (POSIX ERE with \d \w \s translated) for regcomp flags; clear errors. */
+struct re_pattern_buffer;
+df_errkind df__regex_compile(struct re_pattern_buffer *re, const uint8_t *p, int32_t n, int flags, df_error *err);
+
+/* Stable sort of the row indices idx[0..n) by evaluated key vectors. */
+df_errkind df__sort_indices(const df__sortspec *sp, df_vec *const *keys, int32_t *idx, int64_t n, df_error *err);
+
+/* ------------------------------------------------------------------------ */
+/* Physical planning                                                         */
+
+/* Builds the physical plan of a logical plan for the given options. */
+df_errkind df_exec_plan(const df_lnode *root, df_exec_ctx *ctx, df_pnode **out, df_error *err);
+/* Number of exchange input tasks the plan can run at once (thread pool size). */
+int32_t df_exec_plan_threads(const df_pnode *root);
+/* Appends one line per physical node (indented tree) for EXPLAIN. */
+df_errkind df__pnode_explain(const df_pnode *root, df_buf *out, df_error *err);
+
+/* Operator constructors (op_*.c); each takes ownership of its inputs (also on failure). */
+df_errkind df_op_scan_new(const df_lnode *scan, df_exec_ctx *ctx, df_pnode **out, df_error *err);
+df_errkind df_op_values_new(const df_lnode *values, df_schema *schema, df_pnode **out, df_error *err);
+df_errkind df_op_empty_new(df_schema *schema, bool one_row, df_pnode **out, df_error *err);
+df_errkind df_op_filter_new(df_pnode *input, const df_expr *pred, df_pnode **out, df_error *err);
+df_errkind df_op_project_new(df_pnode *input, df_expr *const *exprs, df_schema *schema, df_pnode **out,
+                             df_error *err);
+df_errkind df_op_limit_new(df_pnode *input, int64_t skip, int64_t fetch, bool global, df_pnode **out,
+                           df_error *err);
+df_errkind df_op_coalesce_new(df_pnode *input, df_pnode **out, df_error *err);
+df_errkind df_op_union_new(df_pnode **inputs, int32_t n, df_schema *schema, df_pnode **out, df_error *err);
+df_errkind df_op_sort_new(df_pnode *input, const df_sort_key *keys, int32_t nkeys, int64_t fetch,
+                          df_pnode **out, df_error *err);
+df_errkind df_op_merge_new(df_pnode *input, const df_sort_key *keys, int32_t nkeys, int64_t fetch,
+                           df_pnode **out, df_error *err);
+
+typedef enum df_agg_mode { DF_AGG_MODE_SINGLE, DF_AGG_MODE_PARTIAL, DF_AGG_MODE_FINAL } df_agg_mode;
+df_errkind df_op_aggregate_new(df_pnode *input, const df_lnode *agg, df_agg_mode mode, df_schema *schema,
+                               df_pnode **out, df_error *err);
+df_errkind df_op_hash_join_new(df_pnode *build, df_pnode *probe, const df_lnode *join, df_schema *schema,
+                               df_pnode **out, df_error *err);
+df_errkind df_op_window_new(df_pnode *input, const df_lnode *window, df_schema *schema, df_pnode **out,
+                            df_error *err);
+
+/* ------------------------------------------------------------------------ */
+/* Streams                                                                   */
+
+/* The stream df_query_execute returns (op_exchange.c owns the machinery). */
+df_errkind df_exec_stream_new(df_pnode *root, df_exec_ctx *ctx, df_exec_profile *profile,
+                              df_batch_stream **out, df_error *err);
+
+#endif

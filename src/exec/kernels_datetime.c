@@ -1,0 +1,501 @@
+/*
+ * Date and time kernels: date_part / EXTRACT, date_trunc, make_date,
+ * to_timestamp, to_date, to_unixtime, from_unixtime, and arithmetic of
+ * dates and timestamps with intervals (calendar months, days, nanoseconds)
+ * and with each other.
+ *
+ * Timestamps with a time zone are stored as UTC instants; fields are
+ * computed in local time for fixed offsets ("+05:30") and UTC names
+ * ("UTC", "Z"); other zone names are treated as UTC (documented limit: no
+ * zone database yet).  Calendar arithmetic clamps the day to the end of
+ * the month (Jan 31 + 1 month = Feb 28/29), as arrow and PostgreSQL do.
+ */
+#include "exec/exec_int.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static const int64_t per_sec[] = {1, 1000, 1000000, 1000000000};
+
+/* Offset in seconds of a fixed-offset or UTC zone name (0 for others). */
+static int64_t tz_offset(const char *tz) {
+    if (!tz || !*tz) return 0;
+    if ((tz[0] == '+' || tz[0] == '-') && strlen(tz) >= 3) {
+        int sign = tz[0] == '-' ? -1 : 1;
+        int h = (tz[1] - '0') * 10 + (tz[2] - '0');
+        int m = 0;
+        const char *p = tz + 3;
+        if (*p == ':') p++;
+        if (p[0] && p[1]) m = (p[0] - '0') * 10 + (p[1] - '0');
+        return sign * (h * 3600 + m * 60);
+    }
+    return 0;
+}
+
+static int days_in_month(int64_t y, int m) {
+    static const int dm[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    if (m == 2 && ((y % 4 == 0 && y % 100 != 0) || y % 400 == 0)) return 29;
+    return dm[m - 1];
+}
+
+/* Adds calendar months to a day number (clamping the day of month). */
+static int64_t add_months(int64_t days, int64_t months) {
+    if (!months) return days;
+    int64_t y;
+    int m, d;
+    df__civil_from_days(days, &y, &m, &d);
+    int64_t total = y * 12 + (m - 1) + months;
+    int64_t ny = total >= 0 ? total / 12 : -((-total + 11) / 12);
+    int nm = (int)(total - ny * 12) + 1;
+    int dim = days_in_month(ny, nm);
+    return df__days_from_civil(ny, nm, d > dim ? dim : d);
+}
+
+/* Splits units-since-epoch into day number and time of day in nanoseconds. */
+static void split_ts(int64_t v, df_time_unit unit, int64_t offset_s, int64_t *days, int64_t *tod_ns) {
+    int64_t q = per_sec[unit];
+    int64_t secs = v / q, frac = v % q;
+    if (frac < 0) frac += q, secs--;
+    secs += offset_s;
+    int64_t d = secs / 86400, rem = secs % 86400;
+    if (rem < 0) rem += 86400, d--;
+    *days = d;
+    *tod_ns = rem * 1000000000LL + frac * (1000000000LL / q);
+}
+
+/* ------------------------------------------------------------------------ */
+/* date_part                                                                 */
+
+typedef enum part {
+    P_YEAR, P_QUARTER, P_MONTH, P_WEEK, P_DAY, P_DOW, P_DOY, P_HOUR, P_MINUTE, P_SECOND, P_MILLI, P_MICRO,
+    P_NANO, P_EPOCH, P_ISODOW, P_ISOYEAR, P_CENTURY, P_DECADE, P_MILLENNIUM, P_UNKNOWN
+} part;
+
+static part parse_part(const uint8_t *s, int64_t n) {
+    static const struct {
+        const char *name;
+        part p;
+    } names[] = {
+        {"year", P_YEAR}, {"years", P_YEAR}, {"y", P_YEAR}, {"quarter", P_QUARTER}, {"month", P_MONTH},
+        {"months", P_MONTH}, {"mon", P_MONTH}, {"week", P_WEEK}, {"weeks", P_WEEK}, {"day", P_DAY},
+        {"days", P_DAY}, {"d", P_DAY}, {"dow", P_DOW}, {"doy", P_DOY}, {"hour", P_HOUR}, {"hours", P_HOUR},
+        {"h", P_HOUR}, {"minute", P_MINUTE}, {"minutes", P_MINUTE}, {"m", P_MINUTE}, {"second", P_SECOND},
+        {"seconds", P_SECOND}, {"s", P_SECOND}, {"millisecond", P_MILLI}, {"milliseconds", P_MILLI},
+        {"ms", P_MILLI}, {"microsecond", P_MICRO}, {"microseconds", P_MICRO}, {"us", P_MICRO},
+        {"nanosecond", P_NANO}, {"nanoseconds", P_NANO}, {"ns", P_NANO}, {"epoch", P_EPOCH},
+        {"isodow", P_ISODOW}, {"isoyear", P_ISOYEAR}, {"century", P_CENTURY}, {"decade", P_DECADE},
+        {"millennium", P_MILLENNIUM},
+    };
+    for (size_t i = 0; i < DF_ARRAY_LEN(names); i++)
+        if ((int64_t)strlen(names[i].name) == n && df_ascii_ncasecmp((const char *)s, names[i].name, (size_t)n) == 0)
+            return names[i].p;
+    return P_UNKNOWN;
+}
+
+/* ISO-8601 week number and year of a day. */
+static void iso_week(int64_t days, int64_t *week, int64_t *iso_year) {
+    int64_t dow = ((days % 7) + 7 + 3) % 7; /* Monday = 0 (1970-01-01 was a Thursday) */
+    int64_t thursday = days - dow + 3;
+    int64_t y;
+    int m, d;
+    df__civil_from_days(thursday, &y, &m, &d);
+    int64_t jan1 = df__days_from_civil(y, 1, 1);
+    *week = (thursday - jan1) / 7 + 1;
+    *iso_year = y;
+}
+
+/* One field value; `is_date` means no time of day. */
+static double part_value(part p, int64_t days, int64_t tod_ns, int64_t epoch_units, df_time_unit unit) {
+    int64_t y;
+    int m, d;
+    df__civil_from_days(days, &y, &m, &d);
+    int64_t sec_of_min = tod_ns / 1000000000LL % 60, sub_ns = tod_ns % 1000000000LL;
+    switch (p) {
+    case P_YEAR: return (double)y;
+    case P_QUARTER: return (m - 1) / 3 + 1;
+    case P_MONTH: return m;
+    case P_DAY: return d;
+    case P_DOW: return (double)(((days % 7) + 7 + 4) % 7); /* Sunday = 0 */
+    case P_ISODOW: return (double)((((days % 7) + 7 + 3) % 7) + 1);
+    case P_DOY: return (double)(days - df__days_from_civil(y, 1, 1) + 1);
+    case P_WEEK: {
+        int64_t w, iy;
+        iso_week(days, &w, &iy);
+        return (double)w;
+    }
+    case P_ISOYEAR: {
+        int64_t w, iy;
+        iso_week(days, &w, &iy);
+        return (double)iy;
+    }
+    case P_HOUR: return (double)(tod_ns / 3600000000000LL);
+    case P_MINUTE: return (double)(tod_ns / 60000000000LL % 60);
+    case P_SECOND: return (double)sec_of_min;
+    case P_MILLI: return (double)(sec_of_min * 1000 + sub_ns / 1000000);
+    case P_MICRO: return (double)(sec_of_min * 1000000 + sub_ns / 1000);
+    case P_NANO: return (double)(sec_of_min * 1000000000LL + sub_ns);
+    case P_EPOCH: return (double)epoch_units / (double)per_sec[unit];
+    case P_CENTURY: return (double)(y > 0 ? (y + 99) / 100 : -((-y + 99) / 100));
+    case P_DECADE: return (double)(y >= 0 ? y / 10 : -((-y + 9) / 10));
+    case P_MILLENNIUM: return (double)(y > 0 ? (y + 999) / 1000 : -((-y + 999) / 1000));
+    default: return NAN;
+    }
+}
+
+static df_errkind date_part_k(const df_kargs *k, const df_xreg *a, int32_t na, df_xreg *out) {
+    df_vec *v;
+    DF_TRY(df_kernel_out(k, 0, &v));
+    df_errkind e = df_kernel_and_validity(k, a, na, v);
+    if (e) {
+        df_vec_release(v);
+        return e;
+    }
+    const df_vec *x = a[1].vec;
+    const df_type *t = x->type;
+    int64_t off = t->id == DF_TYPE_TIMESTAMP ? tz_offset(t->timezone) : 0;
+    part cached = P_UNKNOWN;
+    DF_FOR_SEL(k, i, {
+        if (v->validity && !df_bit_get(v->validity->data, i)) continue;
+        int32_t pn;
+        const uint8_t *ps = df_vec_bytes(a[0].vec, a[0].is_const ? 0 : i, &pn);
+        part p = a[0].is_const && cached != P_UNKNOWN ? cached : parse_part(ps, pn);
+        cached = p;
+        if (p == P_UNKNOWN) {
+            df_vec_release(v);
+            return df_error_set(k->err, DF_ERR_EXECUTION, "unknown date part '%.*s'", pn > 32 ? 32 : pn, ps);
+        }
+        int64_t j = a[1].is_const ? 0 : i;
+        int64_t days = 0, tod = 0, epoch = 0;
+        df_time_unit unit = DF_UNIT_SECOND;
+        switch (t->id) {
+        case DF_TYPE_DATE32:
+            days = DF_VEC_VALUES(x, int32_t)[j];
+            epoch = days * 86400;
+            break;
+        case DF_TYPE_DATE64: {
+            int64_t ms = DF_VEC_VALUES(x, int64_t)[j];
+            split_ts(ms, DF_UNIT_MILLI, 0, &days, &tod);
+            epoch = ms;
+            unit = DF_UNIT_MILLI;
+            break;
+        }
+        case DF_TYPE_TIMESTAMP:
+            epoch = DF_VEC_VALUES(x, int64_t)[j];
+            unit = t->unit;
+            split_ts(epoch, t->unit, off, &days, &tod);
+            break;
+        case DF_TYPE_TIME32:
+        case DF_TYPE_TIME64: {
+            int64_t tv = t->id == DF_TYPE_TIME32 ? DF_VEC_VALUES(x, int32_t)[j] : DF_VEC_VALUES(x, int64_t)[j];
+            tod = tv * (1000000000LL / per_sec[t->unit]);
+            epoch = tv;
+            unit = t->unit;
+            break;
+        }
+        case DF_TYPE_INTERVAL_MDN: {
+            const uint8_t *pp = x->values->data + (x->offset + j) * 16;
+            int32_t mo, da;
+            int64_t ns;
+            df__memcpy(&mo, pp, 4), df__memcpy(&da, pp + 4, 4), df__memcpy(&ns, pp + 8, 8);
+            double r;
+            switch (p) {
+            case P_YEAR: r = mo / 12; break;
+            case P_MONTH: r = mo % 12; break;
+            case P_DAY: r = da; break;
+            case P_HOUR: r = (double)(ns / 3600000000000LL); break;
+            case P_MINUTE: r = (double)(ns / 60000000000LL % 60); break;
+            case P_SECOND: r = (double)(ns / 1000000000LL % 60); break;
+            case P_MILLI: r = (double)(ns / 1000000 % 60000); break;
+            case P_MICRO: r = (double)(ns / 1000 % 60000000); break;
+            case P_NANO: r = (double)(ns % 60000000000LL); break;
+            case P_EPOCH: r = mo * 30.0 * 86400 + da * 86400.0 + (double)ns / 1e9; break;
+            default: r = 0;
+            }
+            if (k->type->id == DF_TYPE_INT32) DF_VEC_VALUES(v, int32_t)[i] = (int32_t)r;
+            else if (k->type->id == DF_TYPE_INT64) DF_VEC_VALUES(v, int64_t)[i] = (int64_t)r;
+            else DF_VEC_VALUES(v, double)[i] = r;
+            continue;
+        }
+        default: break;
+        }
+        double r = part_value(p, days, tod, epoch, unit);
+        if (k->type->id == DF_TYPE_INT32) DF_VEC_VALUES(v, int32_t)[i] = (int32_t)r;
+        else if (k->type->id == DF_TYPE_INT64) DF_VEC_VALUES(v, int64_t)[i] = (int64_t)r;
+        else DF_VEC_VALUES(v, double)[i] = r;
+    });
+    df_kernel_done(k, v, out);
+    return DF_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* date_trunc                                                                */
+
+static df_errkind date_trunc_k(const df_kargs *k, const df_xreg *a, int32_t na, df_xreg *out) {
+    df_vec *v;
+    DF_TRY(df_kernel_out(k, 0, &v));
+    df_errkind e = df_kernel_and_validity(k, a, na, v);
+    if (e) {
+        df_vec_release(v);
+        return e;
+    }
+    const df_type *t = a[1].vec->type;
+    int64_t off = tz_offset(t->timezone), q = per_sec[t->unit];
+    int32_t pn;
+    const uint8_t *ps = df_vec_bytes(a[0].vec, 0, &pn);
+    part p = parse_part(ps, pn);
+    if (p == P_UNKNOWN || p == P_DOW || p == P_DOY || p == P_EPOCH || p == P_ISODOW) {
+        df_vec_release(v);
+        return df_error_set(k->err, DF_ERR_EXECUTION, "unsupported date_trunc granularity '%.*s'", pn > 32 ? 32 : pn, ps);
+    }
+    for (int64_t i = 0; i < k->n; i++) {
+        int64_t x = DF_VEC_VALUES(a[1].vec, int64_t)[a[1].is_const ? 0 : i];
+        int64_t days, tod;
+        split_ts(x, t->unit, off, &days, &tod);
+        int64_t y;
+        int m, d;
+        df__civil_from_days(days, &y, &m, &d);
+        switch (p) {
+        case P_YEAR: days = df__days_from_civil(y, 1, 1), tod = 0; break;
+        case P_QUARTER: days = df__days_from_civil(y, (m - 1) / 3 * 3 + 1, 1), tod = 0; break;
+        case P_MONTH: days = df__days_from_civil(y, m, 1), tod = 0; break;
+        case P_WEEK: days -= ((days % 7) + 7 + 3) % 7, tod = 0; break;
+        case P_DAY: tod = 0; break;
+        case P_HOUR: tod -= tod % 3600000000000LL; break;
+        case P_MINUTE: tod -= tod % 60000000000LL; break;
+        case P_SECOND: tod -= tod % 1000000000LL; break;
+        case P_MILLI: tod -= tod % 1000000LL; break;
+        case P_MICRO: tod -= tod % 1000LL; break;
+        case P_DECADE: days = df__days_from_civil(y - ((y % 10) + 10) % 10, 1, 1), tod = 0; break;
+        case P_CENTURY: days = df__days_from_civil(y - ((y - 1) % 100 + 100) % 100, 1, 1), tod = 0; break;
+        case P_MILLENNIUM: days = df__days_from_civil(y - ((y - 1) % 1000 + 1000) % 1000, 1, 1), tod = 0; break;
+        default: break;
+        }
+        int64_t r;
+        if (__builtin_mul_overflow(days * 86400 - off, q, &r) || __builtin_add_overflow(r, tod / (1000000000LL / q), &r)) {
+            if (v->validity && !df_bit_get(v->validity->data, i)) continue;
+            df_vec_release(v);
+            return df_error_set(k->err, DF_ERR_NUMERIC_OVERFLOW, "date_trunc result is out of the timestamp range");
+        }
+        DF_VEC_VALUES(v, int64_t)[i] = r;
+    }
+    df_kernel_done(k, v, out);
+    return DF_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Constructors and conversions                                              */
+
+static df_errkind make_date_k(const df_kargs *k, const df_xreg *a, int32_t na, df_xreg *out) {
+    df_vec *v;
+    DF_TRY(df_kernel_out(k, 0, &v));
+    df_errkind e = df_kernel_and_validity(k, a, na, v);
+    if (e) {
+        df_vec_release(v);
+        return e;
+    }
+    DF_FOR_SEL(k, i, {
+        if (v->validity && !df_bit_get(v->validity->data, i)) continue;
+        int32_t y = DF_VEC_VALUES(a[0].vec, int32_t)[a[0].is_const ? 0 : i];
+        int32_t m = DF_VEC_VALUES(a[1].vec, int32_t)[a[1].is_const ? 0 : i];
+        int32_t d = DF_VEC_VALUES(a[2].vec, int32_t)[a[2].is_const ? 0 : i];
+        if (m < 1 || m > 12 || d < 1 || d > days_in_month(y, m)) {
+            df_vec_release(v);
+            return df_error_set(k->err, DF_ERR_EXECUTION, "unable to parse date from %d, %d, %d", y, m, d);
+        }
+        DF_VEC_VALUES(v, int32_t)[i] = (int32_t)df__days_from_civil(y, m, d);
+    });
+    df_kernel_done(k, v, out);
+    return DF_OK;
+}
+
+/* to_timestamp / to_date over strings, integers (seconds / days) and floats (seconds). */
+static df_errkind convert_k(const df_kargs *k, const df_xreg *a, int32_t na, df_xreg *out) {
+    df_fn fn = (df_fn)(intptr_t)k->aux;
+    df_vec *v;
+    DF_TRY(df_kernel_out(k, 0, &v));
+    df_errkind e = df_kernel_and_validity(k, a, na, v);
+    if (e) {
+        df_vec_release(v);
+        return e;
+    }
+    const df_vec *x = a[0].vec;
+    DF_FOR_SEL(k, i, {
+        if (v->validity && !df_bit_get(v->validity->data, i)) continue;
+        int64_t j = a[0].is_const ? 0 : i;
+        bool ok = true;
+        if (fn == DF_FN_TO_DATE) {
+            if (x->type->id == DF_TYPE_UTF8) {
+                int32_t n;
+                const uint8_t *s = df_vec_bytes(x, j, &n);
+                int32_t d;
+                ok = df__parse_date((const char *)s, (size_t)n, &d);
+                DF_VEC_VALUES(v, int32_t)[i] = d;
+            } else {
+                int64_t d = DF_VEC_VALUES(x, int64_t)[j];
+                ok = d >= INT32_MIN && d <= INT32_MAX;
+                DF_VEC_VALUES(v, int32_t)[i] = (int32_t)d;
+            }
+        } else if (fn == DF_FN_TO_TIMESTAMP) {
+            int64_t r = 0;
+            switch (x->type->id) {
+            case DF_TYPE_UTF8: {
+                int32_t n;
+                const uint8_t *s = df_vec_bytes(x, j, &n);
+                ok = df__parse_timestamp((const char *)s, (size_t)n, DF_UNIT_NANO, &r);
+                break;
+            }
+            case DF_TYPE_INT64:
+                ok = !__builtin_mul_overflow(DF_VEC_VALUES(x, int64_t)[j], 1000000000LL, &r);
+                break;
+            case DF_TYPE_FLOAT64: {
+                double d = DF_VEC_VALUES(x, double)[j] * 1e9;
+                ok = isfinite(d) && fabs(d) < 9.2e18;
+                r = ok ? (int64_t)llround(d) : 0;
+                break;
+            }
+            default: r = DF_VEC_VALUES(x, int64_t)[j]; break;
+            }
+            DF_VEC_VALUES(v, int64_t)[i] = r;
+        } else {
+            /* to_unixtime over Timestamp(s) / from_unixtime over Int64: same numbers */
+            DF_VEC_VALUES(v, int64_t)[i] = DF_VEC_VALUES(x, int64_t)[j];
+        }
+        if (!ok) {
+            df_vec_release(v);
+            if (x->type->id == DF_TYPE_UTF8) {
+                int32_t n;
+                const uint8_t *s = df_vec_bytes(x, j, &n);
+                return df_error_set(k->err, DF_ERR_CAST, "cannot parse '%.*s' as a %s", n > 40 ? 40 : n, s,
+                                    fn == DF_FN_TO_DATE ? "date" : "timestamp");
+            }
+            return df_error_set(k->err, DF_ERR_CAST, "value out of range for %s", df_fn_name(fn));
+        }
+    });
+    df_kernel_done(k, v, out);
+    return DF_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Arithmetic                                                                */
+
+typedef struct mdn {
+    int32_t months, days;
+    int64_t nanos;
+} mdn;
+
+/* date/timestamp +/- interval.  aux: sign (+1/-1) * 2 + (interval on the left). */
+static df_errkind temporal_interval(const df_kargs *k, const df_xreg *a, int32_t na, df_xreg *out) {
+    intptr_t code = (intptr_t)k->aux;
+    int sign = (code & 2) ? -1 : 1;
+    bool ileft = code & 1;
+    const df_xreg *tv = ileft ? &a[1] : &a[0], *iv = ileft ? &a[0] : &a[1];
+    const df_type *t = tv->vec->type;
+    df_vec *v;
+    DF_TRY(df_kernel_out(k, 0, &v));
+    df_errkind e = df_kernel_and_validity(k, a, na, v);
+    if (e) {
+        df_vec_release(v);
+        return e;
+    }
+    int64_t off = t->id == DF_TYPE_TIMESTAMP ? tz_offset(t->timezone) : 0;
+    DF_FOR_SEL(k, i, {
+        if (v->validity && !df_bit_get(v->validity->data, i)) continue;
+        mdn d = DF_VEC_VALUES(iv->vec, mdn)[iv->is_const ? 0 : i];
+        int64_t months = (int64_t)d.months * sign, days_add = (int64_t)d.days * sign, nanos = d.nanos * sign;
+        if (t->id == DF_TYPE_DATE32) {
+            int64_t days = DF_VEC_VALUES(tv->vec, int32_t)[tv->is_const ? 0 : i];
+            days = add_months(days, months) + days_add;
+            int64_t nd = nanos / 86400000000000LL;
+            if (nanos % 86400000000000LL < 0) nd--;
+            days += nd;
+            if (days < INT32_MIN || days > INT32_MAX) {
+                df_vec_release(v);
+                return df_error_set(k->err, DF_ERR_NUMERIC_OVERFLOW, "date out of range");
+            }
+            DF_VEC_VALUES(v, int32_t)[i] = (int32_t)days;
+        } else {
+            int64_t x = DF_VEC_VALUES(tv->vec, int64_t)[tv->is_const ? 0 : i];
+            int64_t q = per_sec[t->unit], days, tod;
+            split_ts(x, t->unit, off, &days, &tod);
+            days = add_months(days, months) + days_add;
+            int64_t r;
+            bool ovf = __builtin_mul_overflow(days * 86400 - off, q, &r) ||
+                       __builtin_add_overflow(r, tod / (1000000000LL / q), &r) ||
+                       __builtin_add_overflow(r, nanos / (1000000000LL / q), &r);
+            if (ovf) {
+                df_vec_release(v);
+                return df_error_set(k->err, DF_ERR_NUMERIC_OVERFLOW, "timestamp out of range");
+            }
+            DF_VEC_VALUES(v, int64_t)[i] = r;
+        }
+    });
+    df_kernel_done(k, v, out);
+    return DF_OK;
+}
+
+/* date - date -> Duration(s); timestamp - timestamp -> Duration(unit). */
+static df_errkind temporal_diff(const df_kargs *k, const df_xreg *a, int32_t na, df_xreg *out) {
+    df_vec *v;
+    DF_TRY(df_kernel_out(k, 0, &v));
+    df_errkind e = df_kernel_and_validity(k, a, na, v);
+    if (e) {
+        df_vec_release(v);
+        return e;
+    }
+    bool dates = a[0].vec->type->id == DF_TYPE_DATE32;
+    DF_FOR_SEL(k, i, {
+        int64_t x, y, r;
+        if (dates) {
+            x = DF_VEC_VALUES(a[0].vec, int32_t)[a[0].is_const ? 0 : i];
+            y = DF_VEC_VALUES(a[1].vec, int32_t)[a[1].is_const ? 0 : i];
+            r = (x - y) * 86400;
+        } else {
+            x = DF_VEC_VALUES(a[0].vec, int64_t)[a[0].is_const ? 0 : i];
+            y = DF_VEC_VALUES(a[1].vec, int64_t)[a[1].is_const ? 0 : i];
+            if (__builtin_sub_overflow(x, y, &r) && (!v->validity || df_bit_get(v->validity->data, i))) {
+                df_vec_release(v);
+                return df_error_set(k->err, DF_ERR_NUMERIC_OVERFLOW, "timestamp difference out of range");
+            }
+        }
+        DF_VEC_VALUES(v, int64_t)[i] = r;
+    });
+    df_kernel_done(k, v, out);
+    return DF_OK;
+}
+
+df_errkind df__kernels_datetime(const df_expr *call, df_kernel *out, df_error *err) {
+    df_fn fn = call->fn;
+    switch (fn) {
+    case DF_FN_DATE_PART: out->fn = date_part_k; out->can_error = true; return DF_OK;
+    case DF_FN_DATE_TRUNC: out->fn = date_trunc_k; out->can_error = true; return DF_OK;
+    case DF_FN_MAKE_DATE: out->fn = make_date_k; out->can_error = true; return DF_OK;
+    case DF_FN_TO_TIMESTAMP: case DF_FN_TO_DATE: case DF_FN_TO_UNIXTIME: case DF_FN_FROM_UNIXTIME:
+        out->fn = convert_k;
+        out->aux = (void *)(intptr_t)fn;
+        out->can_error = true;
+        return DF_OK;
+    case DF_FN_ADD:
+    case DF_FN_SUB: {
+        if (call->nargs != 2) return DF_OK;
+        df_type_id x = call->args[0]->type->id, y = call->args[1]->type->id;
+        bool xt = x == DF_TYPE_DATE32 || x == DF_TYPE_TIMESTAMP, yt = y == DF_TYPE_DATE32 || y == DF_TYPE_TIMESTAMP;
+        if (xt && y == DF_TYPE_INTERVAL_MDN) {
+            out->fn = temporal_interval;
+            out->aux = (void *)(intptr_t)(fn == DF_FN_SUB ? 2 : 0);
+            out->can_error = true;
+        } else if (fn == DF_FN_ADD && yt && x == DF_TYPE_INTERVAL_MDN) {
+            out->fn = temporal_interval;
+            out->aux = (void *)(intptr_t)1;
+            out->can_error = true;
+        } else if (fn == DF_FN_SUB && xt && x == y) {
+            out->fn = temporal_diff;
+            out->can_error = true;
+        }
+        return DF_OK;
+    }
+    default:
+        (void)err;
+        return DF_OK;
+    }
+}

@@ -1,0 +1,701 @@
+/*
+ * Subqueries in expressions, bound as joins (decorrelation).
+ *
+ * WHERE conjuncts:
+ *   EXISTS (q)            -> LEFT SEMI join with q
+ *   NOT EXISTS (q)        -> LEFT ANTI join
+ *   x IN (q)              -> LEFT SEMI join on x = q's column
+ *   x NOT IN (q)          -> null-aware LEFT ANTI join (correlated: anti join on
+ *                            x = v OR x IS NULL OR v IS NULL, plus the correlation)
+ * Anywhere else (SELECT, HAVING, ORDER BY, under OR / NOT / CASE):
+ *   (q)                   -> LEFT join with q, whose value becomes a hidden column; an
+ *                            uncorrelated q must return at most one row (checked when run)
+ *   EXISTS (q), x IN (q)  -> LEFT MARK join: a hidden Boolean column, true when the
+ *                            row has a match (false otherwise, as DataFusion's marks)
+ *
+ * Correlation.  q's FROM is bound first; then each conjunct of q's WHERE
+ * is classified by the columns it names: inner (q's FROM), outer (the
+ * enclosing query) or both.  Conjuncts naming outer columns become the join
+ * condition, bound over outer ++ inner columns with inner names shadowing
+ * outer ones; the rest stay inside q (bound with the normal WHERE path, so
+ * subqueries nest).  A correlated scalar subquery must correlate through
+ * equalities `inner = outer`; with an aggregate it is rewritten to `SELECT
+ * inner keys, value FROM .. WHERE rest GROUP BY inner keys` and left-joined
+ * on the keys, outer rows without a group taking the value over no rows
+ * (count() = 0); without one each outer row may match at most one row.
+ *
+ * In aggregating queries, subqueries in GROUP BY keys and aggregate
+ * arguments are joined below the aggregation, the others above it.
+ *
+ * Not supported (clear errors): correlation inside q's SELECT list or in
+ * derived tables of q, correlated subqueries with GROUP BY / DISTINCT /
+ * HAVING / LIMIT / set operations, correlated EXISTS over aggregates.
+ */
+#include <stdio.h>
+
+#include "sql/sql_binder.h"
+#include "sql/sql_lexer.h"
+
+static df_errkind berr(binder *b) { return b->err && b->err->kind ? b->err->kind : DF_ERR_INTERNAL; }
+
+/* ------------------------------------------------------------------------ */
+/* AST helpers                                                               */
+
+bool ast_has_subquery(const ast_expr *e) {
+    if (!e) return false;
+    if (e->kind == AE_SUBQUERY || e->kind == AE_EXISTS || e->kind == AE_IN_SUBQUERY) return true;
+    const ast_expr *ops[5] = {e->a, e->b, e->c, e->d, e->filter};
+    for (int k = 0; k < 5; k++)
+        if (ast_has_subquery(ops[k])) return true;
+    for (int32_t i = 0; i < e->nlist; i++) {
+        if (e->list && ast_has_subquery(e->list[i])) return true;
+        if (e->list2 && ast_has_subquery(e->list2[i])) return true;
+    }
+    return false;
+}
+
+/* True when the name resolves in scope s (same matching rules as bind_column). */
+static bool scope_resolves(const bscope *s, const ast_name *n) {
+    const char *col = n->parts[n->n - 1];
+    const char *qual = n->n >= 2 ? n->parts[n->n - 2] : NULL;
+    for (int32_t i = 0; i < s->ncols; i++) {
+        if (strcmp(s->cols[i].name, col) != 0) continue;
+        if (qual) {
+            const char *q = s->cols[i].qualifier;
+            if (q && (strcmp(q, qual) == 0 || df_ascii_casecmp(q, qual) == 0)) return true;
+        } else if (!(s->hidden && s->hidden[i])) {
+            return true;
+        }
+    }
+    return false;
+}
+
+enum { SIDE_INNER = 1, SIDE_OUTER = 2 };
+
+/* Which scopes the columns of e come from (SIDE_* bits); names found in neither count as inner. */
+static int sides(const ast_expr *e, const bscope *inner, const bscope *outer) {
+    if (!e) return 0;
+    if (e->kind == AE_COLUMN) {
+        if (scope_resolves(inner, &e->name)) return SIDE_INNER;
+        return outer && scope_resolves(outer, &e->name) ? SIDE_OUTER : SIDE_INNER;
+    }
+    int r = 0;
+    const ast_expr *ops[5] = {e->a, e->b, e->c, e->d, e->filter};
+    for (int k = 0; k < 5; k++) r |= sides(ops[k], inner, outer);
+    for (int32_t i = 0; i < e->nlist; i++) {
+        if (e->list) r |= sides(e->list[i], inner, outer);
+        if (e->list2) r |= sides(e->list2[i], inner, outer);
+    }
+    return r;
+}
+
+/* Top-level conjuncts of a WHERE clause. */
+static void conjuncts(const ast_expr *w, ast_expr *const **list, int32_t *n, ast_expr **one) {
+    if (w->kind == AE_AND) {
+        *list = w->list;
+        *n = w->nlist;
+    } else {
+        *one = (ast_expr *)w;
+        *list = one;
+        *n = 1;
+    }
+}
+
+/* An AND of the given conjuncts as a new AST node (NULL for none). */
+static ast_expr *ast_and(binder *b, ast_expr **items, int32_t n) {
+    if (n == 0) return NULL;
+    if (n == 1) return items[0];
+    ast_expr *e = df__lplan_alloc(b->plan, sizeof *e);
+    ast_expr **l = df__lplan_alloc(b->plan, (size_t)n * sizeof *l);
+    if (!e || !l) return bind_oom(b);
+    memset(e, 0, sizeof *e);
+    e->kind = AE_AND;
+    e->pos = items[0]->pos;
+    df__memcpy(l, items, (size_t)n * sizeof *l);
+    e->list = l;
+    e->nlist = n;
+    for (int32_t i = 0; i < n; i++) e->height = DF_MAX(e->height, items[i]->height + 1);
+    return e;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Plans                                                                     */
+
+static df_lnode *filter_node(binder *b, df_lnode *in, df_expr *pred) {
+    df_lnode *f = df__lnode_new(b->plan, DF_LN_FILTER, 1, &in, in->ncols, b->err);
+    if (!f) return NULL;
+    df__memcpy(f->cols, in->cols, (size_t)in->ncols * sizeof(df_lcol));
+    f->u.filter.pred = pred;
+    return f;
+}
+
+/* Binds a list of conjunct ASTs (possibly with subqueries) as the WHERE of *node. */
+static df_errkind apply_conjuncts(binder *b, ast_expr **items, int32_t n, df_lnode **node, bool **hidden) {
+    ast_expr *w = ast_and(b, items, n);
+    if (n && !w) return berr(b);
+    return w ? bind_where(b, w, node, hidden) : DF_OK;
+}
+
+/* Hidden flags for a plan that appends `extra` hidden columns to one with flags h over n columns. */
+static bool *extend_hidden(binder *b, const bool *h, int32_t n, int32_t extra) {
+    bool *nh = df__lplan_alloc(b->plan, (size_t)(n + extra) + 1);
+    if (!nh) return bind_oom(b);
+    for (int32_t i = 0; i < n; i++) nh[i] = h && h[i];
+    for (int32_t i = 0; i < extra; i++) nh[n + i] = true;
+    return nh;
+}
+
+/* The scope of outer ++ inner columns with inner names preferred. */
+static df_errkind combined_scope(binder *b, const df_lnode *outer, const bool *oh, const df_lnode *inner,
+                                 const bool *ih, bscope *out) {
+    int32_t no = outer->ncols, ni = inner->ncols;
+    df_lcol *cols = df__lplan_alloc(b->plan, (size_t)(no + ni) * sizeof(df_lcol) + 1);
+    bool *hid = df__lplan_alloc(b->plan, (size_t)(no + ni) + 1);
+    if (!cols || !hid) return DF_OOM(b->err);
+    df__memcpy(cols, outer->cols, (size_t)no * sizeof(df_lcol));
+    df__memcpy(cols + no, inner->cols, (size_t)ni * sizeof(df_lcol));
+    for (int32_t i = 0; i < no; i++) hid[i] = oh && oh[i];
+    for (int32_t i = 0; i < ni; i++) hid[no + i] = ih && ih[i];
+    *out = (bscope){.ncols = no + ni, .cols = cols, .hidden = hid, .prefer_from = no};
+    return DF_OK;
+}
+
+/* a = b with both sides coerced to their comparison type. */
+static df_expr *equality(binder *b, df_expr *x, df_expr *y, int32_t pos) {
+    df_type *ct = bind_keep(b, sqlt_comparison(x->type, y->type));
+    if (!ct) {
+        bind_error(b, DF_ERR_SQL_TYPE, pos, "the subquery's values cannot be compared with the left side");
+        return NULL;
+    }
+    df_expr *args[2] = {bind_coerce(b, x, ct, pos), bind_coerce(b, y, ct, pos)};
+    if (!args[0] || !args[1]) return NULL;
+    return df__expr_func(b->plan, DF_FN_EQ, df_type_bool(), true, 2, args, b->err);
+}
+
+/*
+ * Joins *node (outer) with inner using type t and the condition made of
+ * the correlated conjunct ASTs `corr` (bound over outer ++ inner) and the
+ * already bound `extra` conjuncts (over outer ++ inner too).
+ */
+static df_errkind join_with(binder *b, df_join_type t, df_lnode **node, bool **hidden, df_lnode *inner,
+                            const bool *inner_hidden, ast_expr **corr, int32_t ncorr, df_expr **extra,
+                            int32_t nextra, bool null_aware, bool single_row, const char *mark_name) {
+    bscope cs;
+    DF_TRY(combined_scope(b, *node, *hidden, inner, inner_hidden, &cs));
+    int32_t n = ncorr + nextra;
+    df_expr **conds = df__lplan_alloc(b->plan, (size_t)(n ? n : 1) * sizeof(df_expr *));
+    if (!conds) return DF_OOM(b->err);
+    bctx ctx = {.scope = &cs, .clause = "subquery condition"};
+    for (int32_t i = 0; i < ncorr; i++) {
+        conds[i] = bind_condition(b, corr[i], &ctx);
+        if (!conds[i]) return berr(b);
+    }
+    for (int32_t i = 0; i < nextra; i++) conds[ncorr + i] = extra[i];
+    df_lnode *j = bind_join_node(b, t, *node, inner);
+    if (!j) return berr(b);
+    j->u.join.null_aware = null_aware;
+    j->u.join.single_row = single_row;
+    if (n) {
+        df_expr *cond = n == 1 ? conds[0] : df__expr_new(b->plan, DF_EX_AND, df_type_bool(), true, n, conds, b->err);
+        if (!cond) return berr(b);
+        DF_TRY(bind_join_condition(b, cond, (*node)->ncols, inner->ncols, j));
+    }
+    if (t == DF_JOIN_LEFT || t == DF_JOIN_INNER || t == DF_JOIN_LEFT_MARK) {
+        *hidden = extend_hidden(b, *hidden, (*node)->ncols, t == DF_JOIN_LEFT_MARK ? 1 : inner->ncols);
+        if (!*hidden) return berr(b);
+    }
+    if (t == DF_JOIN_LEFT_MARK) j->cols[j->ncols - 1].name = mark_name;
+    *node = j;
+    return DF_OK;
+}
+
+/*
+ * q's SELECT when q is a plain SELECT (no set operation, CTEs, ORDER BY,
+ * LIMIT / OFFSET), else NULL.  `allow_limit` accepts LIMIT n with n >= 1
+ * (EXISTS does not care how many rows there are).
+ */
+static const ast_select *plain_select(const ast_query *q, bool allow_limit) {
+    if (q->nctes || q->body->kind != AS_SELECT || q->offset) return NULL;
+    if (q->limit && !(allow_limit && q->limit->kind == AE_INTEGER && strcmp(q->limit->text, "0") != 0)) return NULL;
+    return q->body->select;
+}
+
+/* Splits q's WHERE into correlated and inner conjuncts; binds FROM + inner conjuncts into *inner. */
+typedef struct corr_split {
+    df_lnode *inner;            /* FROM filtered by the inner conjuncts */
+    bool *inner_hidden;         /* its hidden flags */
+    ast_expr **corr;            /* conjuncts naming outer columns */
+    int32_t ncorr;
+    ast_expr **rest;            /* the other conjuncts */
+    int32_t nrest;
+} corr_split;
+
+static df_errkind split_correlated(binder *b, const ast_select *s, const bscope *outer, bool bind_rest,
+                                   corr_split *out) {
+    memset(out, 0, sizeof *out);
+    DF_TRY(bind_from_items(b, s, &out->inner, &out->inner_hidden));
+    if (!s->where) return DF_OK;
+    bscope is = {.ncols = out->inner->ncols, .cols = out->inner->cols, .hidden = out->inner_hidden};
+    ast_expr *const *list;
+    ast_expr *one;
+    int32_t n;
+    conjuncts(s->where, &list, &n, &one);
+    out->corr = df__lplan_alloc(b->plan, (size_t)n * sizeof(ast_expr *));
+    out->rest = df__lplan_alloc(b->plan, (size_t)n * sizeof(ast_expr *));
+    if (!out->corr || !out->rest) return DF_OOM(b->err);
+    for (int32_t i = 0; i < n; i++) {
+        if (sides(list[i], &is, outer) & SIDE_OUTER) out->corr[out->ncorr++] = list[i];
+        else out->rest[out->nrest++] = list[i];
+    }
+    if (bind_rest) return apply_conjuncts(b, out->rest, out->nrest, &out->inner, &out->inner_hidden);
+    return DF_OK;
+}
+
+static bool select_aggregates(const ast_select *s) {
+    if (s->ngroup || s->group_all || s->having) return true;
+    for (int32_t i = 0; i < s->nitems; i++)
+        if (ast_has_aggregate(s->items[i].expr)) return true;
+    return false;
+}
+
+/* Binds a whole (uncorrelated) query; q's columns must number `want` (0 = any). */
+static df_lnode *bind_whole(binder *b, const ast_query *q, int32_t want, int32_t pos) {
+    bcte *save = b->ctes;
+    df_lnode *n = bind_query(b, q);
+    b->ctes = save;
+    if (n && want && n->ncols != want) {
+        bind_error(b, DF_ERR_SQL_TYPE, pos, "the subquery returns %d columns where 1 is expected", n->ncols);
+        return NULL;
+    }
+    return n;
+}
+
+/* ------------------------------------------------------------------------ */
+/* EXISTS and IN                                                             */
+
+/*
+ * [NOT] EXISTS (q) onto *node: a semi / anti join, or with mark_name a
+ * LEFT MARK join whose Boolean column mark_name tells whether rows exist.
+ */
+static df_errkind exists_join(binder *b, const ast_expr *e, bool negated, const char *mark_name, df_lnode **node,
+                              bool **hidden) {
+    df_join_type t = mark_name ? DF_JOIN_LEFT_MARK : negated ? DF_JOIN_LEFT_ANTI : DF_JOIN_LEFT_SEMI;
+    const ast_query *q = e->query;
+    if (q->limit && q->limit->kind == AE_INTEGER && strcmp(q->limit->text, "0") == 0 && !q->offset && !mark_name) {
+        /* LIMIT 0: no rows, so EXISTS is false and NOT EXISTS true. */
+        if (negated) return DF_OK;
+        df_scalar f = {.type = df_type_bool(), .v.b = false};
+        df_expr *pred = df__expr_literal(b->plan, &f, b->err);
+        df_lnode *fl = pred ? filter_node(b, *node, pred) : NULL;
+        if (!fl) return berr(b);
+        *node = fl;
+        return DF_OK;
+    }
+    const ast_select *s = plain_select(q, true);
+    bscope outer = {.ncols = (*node)->ncols, .cols = (*node)->cols, .hidden = *hidden};
+    if (s) {
+        corr_split cs;
+        DF_TRY(split_correlated(b, s, &outer, true, &cs));
+        /* Without aggregation the SELECT list, DISTINCT and LIMIT n > 0 cannot change whether rows exist. */
+        if (!select_aggregates(s))
+            return join_with(b, t, node, hidden, cs.inner, cs.inner_hidden, cs.corr, cs.ncorr, NULL, 0, false, false,
+                             mark_name);
+        if (cs.ncorr > 0)
+            return bind_error(b, DF_ERR_SQL_UNSUPPORTED, e->pos,
+                              "correlated EXISTS subqueries with aggregates are not supported");
+    }
+    df_lnode *inner = bind_whole(b, q, 0, e->pos);
+    if (!inner) return berr(b);
+    return join_with(b, t, node, hidden, inner, NULL, NULL, 0, NULL, 0, false, false, mark_name);
+}
+
+/* x IS NULL */
+static df_expr *is_null(binder *b, df_expr *x) {
+    return df__expr_func(b->plan, DF_FN_IS_NULL, df_type_bool(), false, 1, &x, b->err);
+}
+
+/*
+ * x [NOT] IN (q) onto *node: a semi join, a null-aware anti join, or with
+ * mark_name a LEFT MARK join (true when matched, else false, as DataFusion
+ * marks; e->negated is applied when the mark is read).  Correlated NOT IN is an anti join on
+ * (x = v OR x IS NULL OR v IS NULL) AND the correlation, which is exactly
+ * NOT IN's three-valued meaning per outer row.
+ */
+static df_errkind in_join(binder *b, const ast_expr *e, const char *mark_name, df_lnode **node, bool **hidden) {
+    bool negated = e->negated;
+    df_join_type t = mark_name ? DF_JOIN_LEFT_MARK : negated ? DF_JOIN_LEFT_ANTI : DF_JOIN_LEFT_SEMI;
+    bscope outer = {.ncols = (*node)->ncols, .cols = (*node)->cols, .hidden = *hidden};
+    bctx octx = {.scope = &outer, .clause = "IN"};
+    df_expr *x = bind_expr(b, e->a, &octx);
+    if (!x) return berr(b);
+    const ast_select *s = plain_select(e->query, false);
+    if (s && !select_aggregates(s) && !s->distinct && s->nitems == 1 && s->items[0].expr->kind != AE_STAR) {
+        corr_split cs;
+        DF_TRY(split_correlated(b, s, &outer, true, &cs));
+        if (cs.ncorr > 0) {
+            /* inner' = inner columns ++ [the selected value]; condition: x = value AND correlated conjuncts. */
+            bscope is = {.ncols = cs.inner->ncols, .cols = cs.inner->cols, .hidden = cs.inner_hidden};
+            bctx ictx = {.scope = &is, .clause = "subquery SELECT"};
+            df_expr *v = bind_expr(b, s->items[0].expr, &ictx);
+            if (!v) return berr(b);
+            int32_t ni = cs.inner->ncols;
+            df_expr **ex = df__lplan_alloc(b->plan, (size_t)(ni + 1) * sizeof(df_expr *));
+            df_lcol *cols = df__lplan_alloc(b->plan, (size_t)(ni + 1) * sizeof(df_lcol));
+            if (!ex || !cols) return DF_OOM(b->err);
+            for (int32_t i = 0; i < ni; i++) {
+                ex[i] = df__expr_column(b->plan, i, &cs.inner->cols[i], b->err);
+                if (!ex[i]) return berr(b);
+                cols[i] = cs.inner->cols[i];
+            }
+            ex[ni] = v;
+            cols[ni] = (df_lcol){.name = "__in_value", .type = v->type, .nullable = true};
+            df_lnode *inner = bind_project_node(b, cs.inner, ex, cols, ni + 1);
+            bool *ih = extend_hidden(b, cs.inner_hidden, ni, 1);
+            if (!inner || !ih) return berr(b);
+            df_expr *vc = df__expr_column(b->plan, (*node)->ncols + ni, &cols[ni], b->err);
+            df_expr *eq = vc ? equality(b, x, vc, e->pos) : NULL;
+            if (!eq) return berr(b);
+            if (negated && !mark_name) {
+                df_expr *alts[3] = {eq, is_null(b, x), is_null(b, vc)};
+                if (!alts[1] || !alts[2]) return berr(b);
+                eq = df__expr_new(b->plan, DF_EX_OR, df_type_bool(), true, 3, alts, b->err);
+                if (!eq) return berr(b);
+            }
+            return join_with(b, t, node, hidden, inner, ih, cs.corr, cs.ncorr, &eq, 1, false, false, mark_name);
+        }
+    }
+    df_lnode *inner = bind_whole(b, e->query, 1, e->pos);
+    if (!inner) return berr(b);
+    df_expr *vc = df__expr_column(b->plan, (*node)->ncols, &inner->cols[0], b->err);
+    df_expr *eq = vc ? equality(b, x, vc, e->pos) : NULL;
+    if (!eq) return berr(b);
+    /* Marks are plain matched / not matched (DataFusion's mark join: no NULL marks). */
+    return join_with(b, t, node, hidden, inner, NULL, NULL, 0, &eq, 1, negated && !mark_name, false, mark_name);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Scalar subqueries                                                         */
+
+static bsubq *find_subq(binder *b, const ast_expr *e) {
+    for (bsubq *s = b->subqs; s; s = s->next)
+        if (s->e == e) return s;
+    return NULL;
+}
+
+/* Records e as joined column `col` (with its match marker and empty-input value when correlated). */
+static df_errkind remember(binder *b, const ast_expr *e, const char *col, const char *mark, const char *dflt) {
+    bsubq *s = df__lplan_alloc(b->plan, sizeof *s);
+    if (!s) return DF_OOM(b->err);
+    *s = (bsubq){.e = e, .col = col, .mark = mark, .dflt = dflt, .next = b->subqs};
+    s->negate = (e->kind == AE_EXISTS || e->kind == AE_IN_SUBQUERY || e->kind == AE_IN_LIST) && e->negated;
+    b->subqs = s;
+    return DF_OK;
+}
+
+/* A fresh hidden column name for a subquery value (suffix distinguishes its helper columns). */
+static const char *subq_name(binder *b, int32_t id, const char *suffix) {
+    char buf[48];
+    snprintf(buf, sizeof buf, "__scalar_subquery_%d%s", id, suffix);
+    return bind_strdup(b, buf);
+}
+
+/* A boolean literal AST. */
+static ast_expr *ast_bool(binder *b, bool v, int32_t pos) {
+    ast_expr *e = df__lplan_alloc(b->plan, sizeof *e);
+    if (!e) return bind_oom(b);
+    memset(e, 0, sizeof *e);
+    e->kind = AE_BOOL;
+    e->bval = v;
+    e->pos = pos;
+    e->height = 1;
+    return e;
+}
+
+/* Renames the last `nn` columns of plan n to names[] (qualifiers cleared). */
+static df_lnode *name_last(binder *b, df_lnode *n, const char *const *names, int32_t nn) {
+    df_expr **ex = df__lplan_alloc(b->plan, (size_t)n->ncols * sizeof(df_expr *));
+    df_lcol *cols = df__lplan_alloc(b->plan, (size_t)n->ncols * sizeof(df_lcol));
+    if (!ex || !cols) return bind_oom(b);
+    for (int32_t i = 0; i < n->ncols; i++) {
+        ex[i] = df__expr_column(b->plan, i, &n->cols[i], b->err);
+        if (!ex[i]) return NULL;
+        cols[i] = n->cols[i];
+    }
+    for (int32_t i = 0; i < nn; i++) {
+        df_lcol *c = &cols[n->ncols - nn + i];
+        c->name = names[i];
+        c->qualifier = NULL;
+        c->nullable = true;
+    }
+    return bind_project_node(b, n, ex, cols, n->ncols);
+}
+
+/*
+ * A correlated scalar subquery SELECT v FROM .. WHERE rest AND inner_k = outer_k ..:
+ * left join with SELECT inner_k.., v, TRUE FROM .. WHERE rest [GROUP BY inner_k..]
+ * (grouped when v aggregates; otherwise each outer row may match at most one
+ * row, checked when run).  For an aggregate, outer rows without a matching
+ * group take v's value over no rows (count() = 0, ...), computed by
+ * SELECT v FROM .. WHERE FALSE and selected through the TRUE marker.
+ */
+static df_errkind scalar_correlated(binder *b, const ast_expr *e, const ast_select *s, corr_split *cs,
+                                    df_lnode **node, bool **hidden, int32_t id) {
+    bool agg = select_aggregates(s);
+    if (s->ngroup || s->group_all || s->distinct || s->having)
+        return bind_error(b, DF_ERR_SQL_UNSUPPORTED, e->pos,
+                          "a correlated scalar subquery cannot use GROUP BY, HAVING or DISTINCT");
+    bscope is = {.ncols = cs->inner->ncols, .cols = cs->inner->cols, .hidden = cs->inner_hidden};
+    bscope outer = {.ncols = (*node)->ncols, .cols = (*node)->cols, .hidden = *hidden};
+    int32_t m = cs->ncorr;
+    ast_expr **ikeys = df__lplan_alloc(b->plan, (size_t)m * sizeof(ast_expr *));
+    ast_expr **okeys = df__lplan_alloc(b->plan, (size_t)m * sizeof(ast_expr *));
+    if (!ikeys || !okeys) return DF_OOM(b->err);
+    for (int32_t i = 0; i < m; i++) {
+        const ast_expr *c = cs->corr[i];
+        int sa = c->kind == AE_BINOP && c->op == TK_EQ ? sides(c->a, &is, &outer) : 0;
+        int sb = sa ? sides(c->b, &is, &outer) : 0;
+        if (sa == SIDE_INNER && sb == SIDE_OUTER) {
+            ikeys[i] = c->a;
+            okeys[i] = c->b;
+        } else if (sa == SIDE_OUTER && sb == SIDE_INNER) {
+            ikeys[i] = c->b;
+            okeys[i] = c->a;
+        } else {
+            return bind_error(b, DF_ERR_SQL_UNSUPPORTED, c->pos,
+                              "a correlated scalar subquery must correlate through `inner = outer` equalities");
+        }
+    }
+    const char *names[2] = {subq_name(b, id, ""), subq_name(b, id, "_matched")};
+    const char *dname = agg ? subq_name(b, id, "_empty") : NULL;
+    if (!names[0] || !names[1] || (agg && !dname)) return berr(b);
+    /* SELECT ikeys.., value, TRUE FROM .. WHERE rest [GROUP BY ikeys..] */
+    ast_select *g = df__lplan_alloc(b->plan, sizeof *g);
+    ast_select_item *items = df__lplan_alloc(b->plan, (size_t)(m + 2) * sizeof *items);
+    ast_expr *t = ast_bool(b, true, e->pos);
+    if (!g || !items || !t) return DF_OOM(b->err);
+    *g = *s;
+    for (int32_t i = 0; i < m; i++) items[i] = (ast_select_item){.expr = ikeys[i]};
+    items[m] = s->items[0];
+    items[m + 1] = (ast_select_item){.expr = t};
+    g->items = items;
+    g->nitems = m + 2;
+    g->where = ast_and(b, cs->rest, cs->nrest);
+    if (cs->nrest && !g->where) return berr(b);
+    g->group = agg ? ikeys : NULL;
+    g->ngroup = agg ? m : 0;
+    df_lnode *inner = bind_select_only(b, g);
+    if (!inner) return berr(b);
+    inner = name_last(b, inner, names, 2);
+    if (!inner) return berr(b);
+    /* LEFT JOIN ON outer_k = inner_k, each outer row matching at most one inner row. */
+    df_expr **eqs = df__lplan_alloc(b->plan, (size_t)m * sizeof(df_expr *));
+    if (!eqs) return DF_OOM(b->err);
+    bctx octx = {.scope = &outer, .clause = "subquery condition"};
+    for (int32_t i = 0; i < m; i++) {
+        df_expr *o = bind_expr(b, okeys[i], &octx);
+        df_expr *k = o ? df__expr_column(b->plan, (*node)->ncols + i, &inner->cols[i], b->err) : NULL;
+        eqs[i] = k ? equality(b, o, k, cs->corr[i]->pos) : NULL;
+        if (!eqs[i]) return berr(b);
+    }
+    DF_TRY(join_with(b, DF_JOIN_LEFT, node, hidden, inner, NULL, NULL, 0, eqs, m, false, true, NULL));
+    if (agg) {
+        /* The value over no rows: SELECT v FROM .. WHERE FALSE (one row, aggregated). */
+        ast_select *z = df__lplan_alloc(b->plan, sizeof *z);
+        ast_expr *f = ast_bool(b, false, e->pos);
+        if (!z || !f) return DF_OOM(b->err);
+        *z = *s;
+        z->where = f;
+        df_lnode *empty = bind_select_only(b, z);
+        if (!empty) return berr(b);
+        empty = name_last(b, empty, &dname, 1);
+        if (!empty) return berr(b);
+        DF_TRY(join_with(b, DF_JOIN_LEFT, node, hidden, empty, NULL, NULL, 0, NULL, 0, false, true, NULL));
+    }
+    return remember(b, e, names[0], names[1], dname);
+}
+
+/* Joins one scalar subquery e onto *node. */
+static df_errkind scalar_join(binder *b, const ast_expr *e, df_lnode **node, bool **hidden) {
+    int32_t id = ++b->nsubq;
+    const ast_select *s = plain_select(e->query, false);
+    if (s && s->nitems == 1 && s->items[0].expr->kind != AE_STAR) {
+        bscope outer = {.ncols = (*node)->ncols, .cols = (*node)->cols, .hidden = *hidden};
+        corr_split cs;
+        DF_TRY(split_correlated(b, s, &outer, false, &cs));
+        if (cs.ncorr > 0) return scalar_correlated(b, e, s, &cs, node, hidden, id);
+    }
+    const char *name = subq_name(b, id, "");
+    if (!name) return berr(b);
+    df_lnode *inner = bind_whole(b, e->query, 1, e->pos);
+    if (!inner) return berr(b);
+    inner = name_last(b, inner, &name, 1);
+    if (!inner) return berr(b);
+    DF_TRY(join_with(b, DF_JOIN_LEFT, node, hidden, inner, NULL, NULL, 0, NULL, 0, false, true, NULL));
+    return remember(b, e, name, NULL, NULL);
+}
+
+/* EXISTS / IN (q) used as a value: a mark join whose hidden column holds it. */
+static df_errkind mark_join(binder *b, const ast_expr *e, df_lnode **node, bool **hidden) {
+    int32_t id = ++b->nsubq;
+    const char *name = subq_name(b, id, "_mark");
+    if (!name) return berr(b);
+    if (e->kind == AE_EXISTS) {
+        DF_TRY(exists_join(b, e, false, name, node, hidden));
+    } else {
+        ast_expr as_in = *e;
+        if (e->kind == AE_IN_LIST) {
+            as_in.kind = AE_IN_SUBQUERY;
+            as_in.query = e->list[0]->query;
+            as_in.nlist = 0;
+        }
+        DF_TRY(in_join(b, &as_in, name, node, hidden));
+    }
+    return remember(b, e, name, NULL, NULL);
+}
+
+/* Walks e (not into nested queries) joining every subquery expression not joined yet. */
+static df_errkind scalar_walk(binder *b, const ast_expr *e, df_lnode **node, bool **hidden) {
+    if (!e) return DF_OK;
+    if (e->kind == AE_SUBQUERY) return find_subq(b, e) ? DF_OK : scalar_join(b, e, node, hidden);
+    if (e->kind == AE_EXISTS || e->kind == AE_IN_SUBQUERY ||
+        (e->kind == AE_IN_LIST && e->nlist == 1 && e->list[0]->kind == AE_SUBQUERY)) {
+        if (!find_subq(b, e)) DF_TRY(mark_join(b, e, node, hidden));
+        return e->kind == AE_EXISTS ? DF_OK : scalar_walk(b, e->a, node, hidden);
+    }
+    const ast_expr *ops[5] = {e->a, e->b, e->c, e->d, e->filter};
+    for (int k = 0; k < 5; k++) DF_TRY(scalar_walk(b, ops[k], node, hidden));
+    for (int32_t i = 0; i < e->nlist; i++) {
+        if (e->list) DF_TRY(scalar_walk(b, e->list[i], node, hidden));
+        if (e->list2) DF_TRY(scalar_walk(b, e->list2[i], node, hidden));
+    }
+    return DF_OK;
+}
+
+/* Walks e joining the subqueries inside aggregate call arguments only. */
+static df_errkind agg_arg_walk(binder *b, const ast_expr *e, df_lnode **node, bool **hidden) {
+    if (!e) return DF_OK;
+    if (bind_agg_fn(e) >= 0) {
+        for (int32_t i = 0; i < e->nlist; i++) DF_TRY(scalar_walk(b, e->list[i], node, hidden));
+        return scalar_walk(b, e->filter, node, hidden);
+    }
+    if (e->kind == AE_SUBQUERY || e->kind == AE_EXISTS || e->kind == AE_IN_SUBQUERY) return DF_OK;
+    const ast_expr *ops[4] = {e->a, e->b, e->c, e->d};
+    for (int k = 0; k < 4; k++) DF_TRY(agg_arg_walk(b, ops[k], node, hidden));
+    for (int32_t i = 0; i < e->nlist; i++) {
+        if (e->list) DF_TRY(agg_arg_walk(b, e->list[i], node, hidden));
+        if (e->list2) DF_TRY(agg_arg_walk(b, e->list2[i], node, hidden));
+    }
+    return DF_OK;
+}
+
+df_errkind bind_agg_arg_subqueries(binder *b, ast_expr *const *exprs, int32_t n, df_lnode **node, bool **hidden) {
+    for (int32_t i = 0; i < n; i++) DF_TRY(agg_arg_walk(b, exprs[i], node, hidden));
+    return DF_OK;
+}
+
+/* True when every subquery expression in e (outside nested queries) has its column in scope sc. */
+static int32_t scope_find(const bscope *sc, const char *name);
+bool bind_subqueries_in_scope(binder *b, const ast_expr *e, const bscope *sc) {
+    if (!e) return true;
+    if (e->kind == AE_SUBQUERY || e->kind == AE_EXISTS || e->kind == AE_IN_SUBQUERY ||
+        (e->kind == AE_IN_LIST && e->nlist == 1 && e->list[0]->kind == AE_SUBQUERY)) {
+        bsubq *s = find_subq(b, e);
+        if (!s || scope_find(sc, s->col) < 0) return false;
+        return e->kind == AE_EXISTS || bind_subqueries_in_scope(b, e->a, sc);
+    }
+    const ast_expr *ops[5] = {e->a, e->b, e->c, e->d, e->filter};
+    for (int k = 0; k < 5; k++)
+        if (!bind_subqueries_in_scope(b, ops[k], sc)) return false;
+    for (int32_t i = 0; i < e->nlist; i++) {
+        if (e->list && !bind_subqueries_in_scope(b, e->list[i], sc)) return false;
+        if (e->list2 && !bind_subqueries_in_scope(b, e->list2[i], sc)) return false;
+    }
+    return true;
+}
+
+df_errkind bind_scalar_subqueries(binder *b, ast_expr *const *exprs, int32_t n, df_lnode **node, bool **hidden) {
+    for (int32_t i = 0; i < n; i++) DF_TRY(scalar_walk(b, exprs[i], node, hidden));
+    return DF_OK;
+}
+
+/* Index of column `name` in scope sc, or -1. */
+static int32_t scope_find(const bscope *sc, const char *name) {
+    for (int32_t i = 0; sc && name && i < sc->ncols; i++)
+        if (sc->cols[i].name == name || strcmp(sc->cols[i].name, name) == 0) return i;
+    return -1;
+}
+
+df_expr *bind_subquery_column(binder *b, const ast_expr *e, const bctx *ctx) {
+    bsubq *s = find_subq(b, e);
+    const bscope *sc = ctx->scope;
+    int32_t vi = s ? scope_find(sc, s->col) : -1;
+    int32_t mi = s && s->mark ? scope_find(sc, s->mark) : -1, di = s && s->dflt ? scope_find(sc, s->dflt) : -1;
+    if (vi < 0 || (s->dflt && (mi < 0 || di < 0))) {
+        bind_error(b, DF_ERR_SQL_UNSUPPORTED, e->pos, "scalar subqueries are not supported in %s",
+                   ctx->clause ? ctx->clause : "this position");
+        return NULL;
+    }
+    df_expr *v = df__expr_column(b->plan, vi, &sc->cols[vi], b->err);
+    if (v && s->negate) return df__expr_new(b->plan, DF_EX_NOT, df_type_bool(), true, 1, &v, b->err);
+    if (!v || di < 0) return v;
+    /* CASE WHEN matched IS NOT NULL THEN value ELSE value-over-no-rows END */
+    df_expr *m = df__expr_column(b->plan, mi, &sc->cols[mi], b->err);
+    df_expr *d = m ? df__expr_column(b->plan, di, &sc->cols[di], b->err) : NULL;
+    df_expr *cond = d ? df__expr_func(b->plan, DF_FN_IS_NOT_NULL, df_type_bool(), false, 1, &m, b->err) : NULL;
+    if (!cond) return NULL;
+    df_expr *args[3] = {cond, v, d};
+    df_expr *r = df__expr_new(b->plan, DF_EX_CASE, v->type, true, 3, args, b->err);
+    if (r) r->has_else = true;
+    return r;
+}
+
+/* ------------------------------------------------------------------------ */
+/* WHERE                                                                     */
+
+df_errkind bind_where(binder *b, const ast_expr *where, df_lnode **node, bool **hidden) {
+    ast_expr *const *list;
+    ast_expr *one;
+    int32_t n;
+    conjuncts(where, &list, &n, &one);
+    ast_expr **rest = df__lplan_alloc(b->plan, (size_t)n * sizeof(ast_expr *));
+    if (!rest) return DF_OOM(b->err);
+    int32_t nrest = 0;
+    for (int32_t i = 0; i < n; i++) {
+        const ast_expr *c = list[i];
+        bool neg = false;
+        if (c->kind == AE_NOT && c->a && (c->a->kind == AE_EXISTS || c->a->kind == AE_IN_SUBQUERY)) {
+            neg = true;
+            c = c->a;
+        }
+        ast_expr as_in;
+        if (c->kind == AE_IN_LIST && c->nlist == 1 && c->list[0]->kind == AE_SUBQUERY) {
+            /* x IN ((SELECT ..)): the parenthesised query is the IN subquery. */
+            as_in = *c;
+            as_in.kind = AE_IN_SUBQUERY;
+            as_in.query = c->list[0]->query;
+            as_in.nlist = 0;
+            c = &as_in;
+        }
+        if (c->kind == AE_EXISTS) {
+            DF_TRY(exists_join(b, c, neg != c->negated, NULL, node, hidden));
+        } else if (c->kind == AE_IN_SUBQUERY) {
+            ast_expr flipped = *c;
+            flipped.negated = neg != c->negated;
+            DF_TRY(in_join(b, &flipped, NULL, node, hidden));
+        } else {
+            rest[nrest++] = list[i];
+        }
+    }
+    if (nrest == 0) return DF_OK;
+    ast_expr *w = ast_and(b, rest, nrest);
+    if (!w) return berr(b);
+    DF_TRY(scalar_walk(b, w, node, hidden));
+    bscope scope = {.ncols = (*node)->ncols, .cols = (*node)->cols, .hidden = *hidden};
+    bctx ctx = {.scope = &scope, .clause = "WHERE"};
+    df_expr *pred = bind_condition(b, w, &ctx);
+    if (!pred) return berr(b);
+    df_lnode *f = filter_node(b, *node, pred);
+    if (!f) return berr(b);
+    *node = f;
+    return DF_OK;
+}

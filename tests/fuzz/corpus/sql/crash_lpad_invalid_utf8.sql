@@ -1,0 +1,1 @@
+SELECT upper(b), substr(b, 2, 1), trim(''), lpad(b, 4, 'ª'), length(b) FROM t WHERE b LIKE '%z%'

@@ -1,0 +1,1 @@
+(VALUES(2,''))UNION SELECT k,v FROM u

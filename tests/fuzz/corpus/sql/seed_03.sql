@@ -1,0 +1,1 @@
+SELECT b, count(*), sum(a), avg(c), min(d), max(f) FROM t GROUP BY b HAVING count(*) > 0

@@ -1,0 +1,1 @@
+SELECT t.a, u.v FROM t JOIN u ON t.a = u.k LEFT JOIN u x ON x.k = t.a

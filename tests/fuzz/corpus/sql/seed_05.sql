@@ -1,0 +1,1 @@
+SELECT CASE WHEN a > 2 THEN 'big' ELSE coalesce(b, 'none') END, CAST(a AS VARCHAR) || '!' FROM t

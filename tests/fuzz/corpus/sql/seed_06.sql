@@ -1,0 +1,1 @@
+WITH x AS (SELECT a * 2 AS y FROM t) SELECT y FROM x WHERE y IN (2, 4, NULL)

@@ -1,0 +1,1 @@
+SELECT * FROM (VALUES (1, 'a'), (2, 'b')) v(p, q) UNION ALL SELECT k, v FROM u

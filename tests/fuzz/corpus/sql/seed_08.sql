@@ -1,0 +1,1 @@
+SELECT upper(b), substr(b, 2, 1), trim(' x '), lpad(b, 4, '*'), length(b) FROM t WHERE b LIKE '%x%'

@@ -1,0 +1,1 @@
+SELECT d * d, d / 3, d + 1, -d, abs(d), round(c, 1), date_trunc('month', f), extract(year FROM f) FROM t

@@ -1,0 +1,1 @@
+SELECT count(DISTINCT b), sum(a) FILTER (WHERE e) FROM t

@@ -1,0 +1,1 @@
+SELECT a / 0 FROM t

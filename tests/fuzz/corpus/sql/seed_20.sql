@@ -1,0 +1,1 @@
+SELECT b, (SELECT max(v) FROM u WHERE u.k = t.a), a IN (SELECT k FROM u) FROM t WHERE EXISTS (SELECT 1 FROM u WHERE u.k = t.a) AND a NOT IN (SELECT k FROM u WHERE v > 'a')

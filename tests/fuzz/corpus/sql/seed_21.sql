@@ -1,0 +1,1 @@
+SELECT e, median(c), percentile_cont(0.25) WITHIN GROUP (ORDER BY a DESC), string_agg(b, ','), corr(a, c), var_pop(a), bit_xor(a) FROM t GROUP BY e

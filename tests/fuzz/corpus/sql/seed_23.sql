@@ -1,0 +1,1 @@
+SELECT date_bin(INTERVAL '15 minutes', CAST(f AS TIMESTAMP)), regexp_replace(b, '(x)', 'Y\1', 'g'), regexp_count(b, 'x'), regexp_like(b, '^y', 'i'), encode(b, 'base64'), decode(encode(b, 'hex'), 'hex'), md5(b), find_in_set(b, 'x,yz'), levenshtein(b, 'yy'), substr_index(b, 'z', -1), to_timestamp_millis(a), CAST('2 days' AS INTERVAL), CAST(c AS TIMESTAMP) FROM t
