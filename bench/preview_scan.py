@@ -1,6 +1,11 @@
 """Preview and full-scan time over one Delta table: ours, the reference
 deltafunnel 0.6.0 and pyarrow, measured in one run, reported as ratios.
 
+Full scans are measured two ways: draining the query stream
+(`write_all_for_stream_benchmark`, which both deltafunnels have) and
+materialising an Arrow table (ours with `to_arrow()`, pyarrow with
+`dataset.to_table()`; the reference has no Arrow export).
+
     python bench/preview_scan.py [--rows 10000000] [--runs 5] [--table DIR]
                                  [--reference-python PATH]
 
@@ -29,6 +34,19 @@ PREVIEW_SQL = "SELECT * FROM t"
 FILTER_SQL = "SELECT * FROM t WHERE customer_id = 4242"
 
 # Each snippet prints one JSON object {"seconds": float, "rows": int}.
+STREAM_SCAN = """
+        import time, deltafunnel as d
+        t0 = time.perf_counter()
+        # The stream benchmark plans a SQL Server target but never connects.
+        s = d.Session(default_mssql_connection_string="Server=tcp:127.0.0.1,1;User Id=u;Password=p",
+                      schema_options={"timezone_policy": "normalize_utc_datetime2"})
+        t = s.delta_lake(TABLE, name="t")
+        spec = s.table_from_sql("SELECT * FROM t").to_mssql(schema="dbo", table="bench", load_mode="create_and_load")
+        r = s.write_all_for_stream_benchmark([spec], options={"cache_mode": "disabled"})
+        rows = r["workflow"]["outputs"][0]["output_row_count"]["value"]
+        print(json.dumps({"seconds": time.perf_counter() - t0, "rows": rows}))
+"""
+
 OURS = {
     "preview": """
         import time, deltafunnel as d
@@ -39,7 +57,8 @@ OURS = {
         rows = len(p.text.splitlines()) - 4
         print(json.dumps({"seconds": time.perf_counter() - t0, "rows": rows}))
     """,
-    "scan": """
+    "scan": STREAM_SCAN,
+    "arrow": """
         import time, deltafunnel as d
         t0 = time.perf_counter()
         s = d.Session()
@@ -51,18 +70,7 @@ OURS = {
 
 REFERENCE = {
     "preview": OURS["preview"],
-    "scan": """
-        import time, deltafunnel as d
-        t0 = time.perf_counter()
-        # The stream benchmark plans a SQL Server target but never connects.
-        s = d.Session(default_mssql_connection_string="Server=tcp:127.0.0.1,1;User Id=u;Password=p",
-                      schema_options={"timezone_policy": "normalize_utc_datetime2"})
-        t = s.delta_lake(TABLE, name="t")
-        spec = s.table_from_sql("SELECT * FROM t").to_mssql(schema="dbo", table="bench", load_mode="create_and_load")
-        r = s.write_all_for_stream_benchmark([spec], options={"cache_mode": "disabled"})
-        rows = r["workflow"]["outputs"][0]["output_row_count"]["value"]
-        print(json.dumps({"seconds": time.perf_counter() - t0, "rows": rows}))
-    """,
+    "scan": STREAM_SCAN,
 }
 
 PYARROW = {
@@ -73,7 +81,7 @@ PYARROW = {
         tbl = ds.dataset(files, format="parquet").head(20)
         print(json.dumps({"seconds": time.perf_counter() - t0, "rows": tbl.num_rows}))
     """,
-    "scan": """
+    "arrow": """
         import time, pyarrow.dataset as ds, deltalake
         t0 = time.perf_counter()
         files = deltalake.DeltaTable(TABLE).file_uris()
@@ -87,7 +95,7 @@ def run_snippet(name, python, snippet, table, sql):
     code = "import json\nTABLE = %r\nSQL = %r\n" % (table, sql) + textwrap.dedent(snippet)
     out = subprocess.run([python, "-c", code], capture_output=True, text=True, timeout=3600)
     if out.returncode != 0:
-        raise RuntimeError(f"{name} failed: " + out.stderr.strip()[-2000:])
+        raise RuntimeError(f"{name} failed (exit {out.returncode}): " + out.stderr.strip()[-2000:])
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -118,13 +126,14 @@ def main():
 
     cases = [("preview LIMIT 20", "preview", PREVIEW_SQL),
              ("preview LIMIT 20, selective filter", "preview", FILTER_SQL),
-             ("full scan", "scan", PREVIEW_SQL)]
+             ("full scan (stream drain)", "scan", PREVIEW_SQL),
+             ("full scan into an Arrow table", "arrow", PREVIEW_SQL)]
     results = {}
     try:
         for label, kind, sql in cases:
             for run in range(args.runs):
                 for name, python, snippets in engines:
-                    if label.endswith("filter") and name == "pyarrow":
+                    if kind not in snippets or (label.endswith("filter") and name == "pyarrow"):
                         continue
                     r = run_snippet(name, python, snippets[kind], table, sql)
                     results.setdefault(label, {}).setdefault(name, []).append(r["seconds"])
@@ -145,6 +154,10 @@ def main():
             if name != "ours":
                 line.append(f"ours/{name} time ratio {ours / statistics.median(times):.2f}")
         print("  ".join(line))
+    if "preview LIMIT 20" in results and "full scan (stream drain)" in results:
+        ratio = statistics.median(results["preview LIMIT 20"]["ours"]) / \
+            statistics.median(results["full scan (stream drain)"]["ours"])
+        print(f"ours: preview LIMIT 20 takes {ratio:.3f} of a full scan's time")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"rows": args.rows, "files": args.files, "runs": args.runs, "results": report}, f, indent=2)
