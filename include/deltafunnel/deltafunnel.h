@@ -472,6 +472,124 @@ df_errkind df_job_run(const char *path, bool dry_run, const df_progress *progres
                       char **report_json, df_error *err);
 
 /* ------------------------------------------------------------------------ */
+/* Diagnostics: ranked profiles and whole-process Perfetto captures          */
+
+/*
+ * Errors of this section carry the phase "ranked_profile" (or
+ * "perfetto_diagnostics", or "config" for argument errors) and a stable
+ * specific kind, read with df_diagnostics_error_kind(): the reference's
+ * kinds such as "profile_already_active", "output_unavailable",
+ * "capture_handshake_failed", or a report kind such as "incomplete_capture".
+ */
+
+/*
+ * The specific kind of a diagnostics error ("profile_already_active"), or
+ * df_errkind_name(err->kind) when it carries none.  Copied into buf
+ * (NUL-terminated, truncated to cap); returns buf.
+ */
+const char *df_diagnostics_error_kind(const df_error *err, char *buf, size_t cap);
+
+typedef struct df_ranked_profile df_ranked_profile;
+
+typedef struct df_ranked_profile_options {
+    const char *report_path;    /* the HTML report to write (required; missing parents are created) */
+    const char *artifact_path;  /* the .dfprofile artifact to write, or NULL */
+    uint32_t sample_hz;         /* 100 or 1000 CPU samples per CPU-second */
+    uint64_t max_operator_activity_spans; /* operator-activity budget of the profiled operations (> 0) */
+} df_ranked_profile_options;
+
+/* Fills the defaults: no paths, 1000 Hz, 100,000 spans. */
+void df_ranked_profile_options_init(df_ranked_profile_options *opts);
+
+/* What a finished ranked profile recorded. */
+typedef struct df_ranked_profile_result {
+    uint64_t capture_scope_id;  /* scope of the profiled operations */
+    char backend[32];           /* sampler used: "perf_event" or "thread_cpu_timer" */
+    char backend_reason[160];   /* why that sampler */
+    double effective_hz;        /* distinct samples per sampled CPU-second */
+    uint64_t samples;           /* native samples recorded */
+    uint64_t samples_lost;      /* samples the sampler could not keep */
+    uint64_t trace_bytes;       /* size of the (removed) raw trace */
+    uint64_t semantic_nodes;    /* semantic records of the model */
+    uint64_t function_nodes;    /* function records of the model */
+    bool capture_complete;      /* the model's capture health */
+} df_ranked_profile_result;
+
+/*
+ * Starts an operation-scoped ranked profile on the calling thread: checks
+ * the options (DF_ERR_INVALID_OPTION_VALUE, phase "config": sample rate,
+ * budget, paths that do not name files, report and artifact naming the same
+ * file through any alias), resolves the outputs (kind "output_unavailable":
+ * not regular files, parents not creatable or writable), then starts an
+ * in-process capture with native sampling.  Operations the calling thread
+ * begins until df_ranked_profile_finish() are profiled; other threads'
+ * operations are not.  One ranked profile (or whole-process capture) per
+ * process: kind "profile_already_active".  Other kinds:
+ * "capture_scope_unavailable", "temporary_directory_failed",
+ * "not_available" (no sampler can run on this host; the message says why).
+ * The sampler is chosen automatically; DELTAFUNNEL_PROFILE_SAMPLER
+ * ("perf_event" / "thread_cpu_timer") forces one.  On failure nothing was
+ * created and *out is NULL.
+ */
+df_errkind df_ranked_profile_start(const df_ranked_profile_options *opts, df_ranked_profile **out, df_error *err);
+
+/*
+ * Stops the capture, builds the ranked model of the profiled operations,
+ * writes the artifact (when asked) and the HTML report (each atomically,
+ * replacing an existing file), removes the temporary raw trace and frees
+ * rp, whatever happens.  `result` may be NULL.  Errors: phase
+ * "ranked_profile" with the report's kinds ("incomplete_capture",
+ * "unsafe_identity", "persist_failed", ...) or "capture_failed".
+ * Accepts NULL (DF_OK).
+ */
+df_errkind df_ranked_profile_finish(df_ranked_profile *rp, df_ranked_profile_result *result, df_error *err);
+
+/*
+ * The settings capture-workload hands to its workload (environment
+ * variables DELTA_FUNNEL_PERFETTO_*, read and removed by the host, passed
+ * here verbatim; NULL = absent).
+ */
+typedef struct df_perfetto_handshake {
+    const char *gate_socket;   /* DELTA_FUNNEL_PERFETTO_GATE_SOCKET: absolute path of the start gate */
+    const char *wrapper_pid;   /* DELTA_FUNNEL_PERFETTO_WRAPPER_PID: the wrapper that owns the gate */
+    const char *workload_pid;  /* DELTA_FUNNEL_PERFETTO_WORKLOAD_PID: must be this process */
+    const char *trace_path;    /* DELTA_FUNNEL_PERFETTO_TRACE: trace file to create (absolute) */
+    const char *mode;          /* DELTA_FUNNEL_PERFETTO_MODE: short | streaming | deep-system */
+    const char *sample_hz;     /* DELTA_FUNNEL_PERFETTO_SAMPLE_HZ: 100 | 1000 */
+} df_perfetto_handshake;
+
+/* Names of the variables, in df_perfetto_handshake order (NULL-terminated). */
+extern const char *const df_perfetto_handshake_variables[];
+
+/*
+ * Whole-process capture (init_perfetto_diagnostics): validates the
+ * handshake (all fields absent: kind "capture_unavailable", there is no
+ * capture-workload to record for; some absent, a pid that is not a
+ * positive number or a relative path: "capture_handshake_invalid"; a
+ * workload pid that is not this process: "capture_handshake_failed"),
+ * connects to the gate and checks that its peer is the wrapper
+ * ("capture_handshake_failed"; socket reads time out after 5 s), starts the
+ * capture of every operation of the process (failures: "capture_unavailable",
+ * with the sampler's reason), reports it to the wrapper and waits at most
+ * `wait_timeout_seconds` (0 = not at all) for the wrapper to acknowledge
+ * ("capture_timeout").  The trace is finished by
+ * df_perfetto_diagnostics_finish(), which is also registered with atexit().
+ * Phase "perfetto_diagnostics".  Runs once per process: later calls return
+ * the first call's result.
+ */
+df_errkind df_perfetto_diagnostics_start(const df_perfetto_handshake *h, double wait_timeout_seconds, df_error *err);
+
+/*
+ * Stops the whole-process capture, finishes its trace and tells the
+ * wrapper the capture was finalized.  Idempotent; does nothing without a
+ * capture.  Safe to call from an exit handler.
+ */
+void df_perfetto_diagnostics_finish(void);
+
+/* True while a whole-process capture started by df_perfetto_diagnostics_start records. */
+bool df_perfetto_diagnostics_active(void);
+
+/* ------------------------------------------------------------------------ */
 /* Logging filters                                                           */
 
 /*

@@ -4,6 +4,9 @@
  *   main.c     dispatch, help, the failure protocol, `report`, `diff`
  *   inspect.c  `inspect` (one-shot views and the interactive loop)
  *   paths.c    input/output preflight (regular files, aliases, defaults)
+ *   capture.c  `capture-workload` (whole-process capture of a workload)
+ *   health.c   `capture-health` (the health row of a trace)
+ *   doctor.c   `doctor` (what this host lets a capture do)
  *
  * Failure protocol (reference diagnostics-spec 4.1): every failure prints
  * exactly one JSON line {"phase","kind","message"} on stderr and exits with
@@ -42,6 +45,9 @@ bool cli_write(const char *s, size_t n);
 /* Entry points of the subcommands; argv excludes the program and command names. */
 int cli_inspect(int argc, char **argv);
 int cli_print_inspect_help(void);
+int cli_capture_workload(int argc, char **argv);   /* capture.c */
+int cli_capture_health(int argc, char **argv);     /* health.c */
+int cli_doctor(int argc, char **argv);             /* doctor.c */
 
 /* ------------------------------------------------------------------------ */
 /* Paths (paths.c).                                                          */

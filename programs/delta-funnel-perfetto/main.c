@@ -4,6 +4,12 @@
  *   delta-funnel-perfetto report INPUT [--output X.profile.html] [--artifact-output X.dfprofile] [--no-clobber]
  *   delta-funnel-perfetto inspect INPUT.dfprofile [options]        (see inspect.c)
  *   delta-funnel-perfetto diff A B [--output X.html] [--no-clobber]
+ *   delta-funnel-perfetto capture-workload [--mode M] [--sample-hz N] --output TRACE -- COMMAND [ARG...]
+ *   delta-funnel-perfetto capture-health TRACE [CAP]
+ *   delta-funnel-perfetto doctor
+ *
+ * Installed a second time as `capture-workload` (in the Python package's
+ * perfetto/ directory): invoked under that name it is that command.
  *
  * Every failure prints one JSON line {"phase","kind","message"} on stderr
  * and exits with the phase's code (argument 64; health, query and
@@ -55,6 +61,9 @@ static const char MAIN_HELP[] =
     "  report   build the ranked HTML report (and optionally a .dfprofile artifact) of a trace\n"
     "  inspect  print ranked views of a .dfprofile artifact in the terminal (one-shot or --interactive)\n"
     "  diff     compare two profiles side by side\n"
+    "  capture-workload  run a command under a whole-process capture and report on it\n"
+    "  capture-health    print the health row of a trace\n"
+    "  doctor   report what this host lets a capture do (sampler, symbols, deep-system)\n"
     "  help     print this help, or the help of a command (help report)\n"
     "\n"
     "Run delta-funnel-perfetto <COMMAND> --help for the options of a command.\n";
@@ -321,7 +330,8 @@ static size_t distance(const char *a, const char *b) {
 }
 
 static int unknown_command(const char *cmd) {
-    static const char *const known[] = {"report", "inspect", "diff", "help"};
+    static const char *const known[] = {"report", "inspect", "diff", "help", "capture-workload", "capture-health",
+                                        "doctor"};
     const char *best = NULL;
     size_t bd = 3;
     bool ascii = strlen(cmd) <= 64;
@@ -337,6 +347,9 @@ static int unknown_command(const char *cmd) {
 }
 
 int main(int argc, char **argv) {
+    const char *self = strrchr(argv[0], '/');
+    self = self ? self + 1 : argv[0];
+    if (!strcmp(self, "capture-workload")) return cli_capture_workload(argc - 1, argv + 1);
     if (argc < 2) return cli_fail("argument", "missing_command", "a diagnostics command is required");
     const char *cmd = argv[1];
     if (is_help(cmd)) return write_help(MAIN_HELP);
@@ -345,15 +358,17 @@ int main(int argc, char **argv) {
         if (!strcmp(argv[2], "report")) return write_help(REPORT_HELP);
         if (!strcmp(argv[2], "inspect")) return cli_print_inspect_help();
         if (!strcmp(argv[2], "diff")) return write_help(DIFF_HELP);
+        char *help[] = {"--help"};
+        if (!strcmp(argv[2], "capture-workload")) return cli_capture_workload(1, help);
+        if (!strcmp(argv[2], "capture-health")) return cli_capture_health(1, help);
+        if (!strcmp(argv[2], "doctor")) return cli_doctor(1, help);
         return unknown_command(argv[2]);
     }
     if (!strcmp(cmd, "report")) return cmd_report(argc - 2, argv + 2);
     if (!strcmp(cmd, "inspect")) return cli_inspect(argc - 2, argv + 2);
     if (!strcmp(cmd, "diff")) return cmd_diff(argc - 2, argv + 2);
-    if (!strcmp(cmd, "capture-workload") || !strcmp(cmd, "doctor")) {
-        char msg[96];
-        snprintf(msg, sizeof msg, "%s is not in this build yet", cmd);
-        return cli_fail("command", "not_available", msg);
-    }
+    if (!strcmp(cmd, "capture-workload")) return cli_capture_workload(argc - 2, argv + 2);
+    if (!strcmp(cmd, "capture-health")) return cli_capture_health(argc - 2, argv + 2);
+    if (!strcmp(cmd, "doctor")) return cli_doctor(argc - 2, argv + 2);
     return unknown_command(cmd);
 }

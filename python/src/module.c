@@ -88,6 +88,52 @@ static PyObject *init_logging(PyObject *module, PyObject *const *args, Py_ssize_
     Py_RETURN_TRUE;
 }
 
+/*
+ * Reads and removes the capture-workload handshake variables from
+ * os.environ (so child processes never see them) into `values` (new
+ * references or NULL).  0, or -1 with an exception.
+ */
+static int take_handshake(PyObject **values) {
+    PyObject *os = PyImport_ImportModule("os");
+    PyObject *environ = os ? PyObject_GetAttrString(os, "environ") : NULL;
+    Py_XDECREF(os);
+    if (!environ) return -1;
+    int rc = 0;
+    for (int i = 0; df_perfetto_handshake_variables[i]; i++) {
+        PyObject *v = PyObject_CallMethod(environ, "pop", "sO", df_perfetto_handshake_variables[i], Py_None);
+        if (!v) {
+            rc = -1;
+            break;
+        }
+        if (v == Py_None) Py_CLEAR(v);
+        values[i] = v;
+    }
+    Py_DECREF(environ);
+    return rc;
+}
+
+/* Whole-process diagnostics: 0 = not attempted, 1 = activated (the bridge is ours), -1 = failed. */
+static int perfetto_state;
+
+static PyObject *perfetto_finish(PyObject *module, PyObject *unused) {
+    Py_BEGIN_ALLOW_THREADS
+    df_perfetto_diagnostics_finish();
+    Py_END_ALLOW_THREADS
+    Py_RETURN_NONE;
+}
+
+/* atexit.register(_native._perfetto_finish): the trace is finished before the interpreter goes. */
+static int register_finish(PyObject *module) {
+    PyObject *atexit = PyImport_ImportModule("atexit");
+    PyObject *fn = PyObject_GetAttrString(module, "_perfetto_finish");
+    PyObject *r = atexit && fn ? PyObject_CallMethod(atexit, "register", "O", fn) : NULL;
+    Py_XDECREF(atexit);
+    Py_XDECREF(fn);
+    if (!r) return -1;
+    Py_DECREF(r);
+    return 0;
+}
+
 static PyObject *init_perfetto(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
     static const char *const names[] = {"filter", "logger", "wait_timeout_seconds"};
     static const df_py_sig sig = {"init_perfetto_diagnostics", names, 3, 3, 0, 0};
@@ -102,8 +148,9 @@ static PyObject *init_perfetto(PyObject *module, PyObject *const *args, Py_ssize
     if (!logger[strspn(logger, " \t\r\n")])
         return df_py_raise_simple(st, "perfetto_diagnostics", "invalid_logger",
                                   "Perfetto diagnostics logger name must not be empty");
+    double timeout = 10.0;
     if (in[2]) {
-        double timeout = PyFloat_AsDouble(in[2]);
+        timeout = PyFloat_AsDouble(in[2]);
         if (timeout == -1.0 && PyErr_Occurred()) return NULL;
         if (timeout < 0)
             return df_py_raise_simple(st, "perfetto_diagnostics", "invalid_wait_timeout",
@@ -114,20 +161,53 @@ static PyObject *init_perfetto(PyObject *module, PyObject *const *args, Py_ssize
                                       "invalid Perfetto diagnostics wait timeout: cannot convert float seconds to "
                                       "Duration: value is either too big or NaN");
     }
-    return df_py_raise_simple(st, "perfetto_diagnostics", "not_available",
-                              "this deltafunnel build does not include Perfetto diagnostics");
+    PyObject *values[8] = {NULL};
+    if (take_handshake(values) < 0) return NULL;
+    /* Another subscriber (init_logging, or an earlier activation) wins: no handshake, no side effects. */
+    if (logging_installed && perfetto_state != -1) {
+        for (int i = 0; i < 8; i++) Py_XDECREF(values[i]);
+        Py_RETURN_FALSE;
+    }
+    const char *text[6] = {NULL};
+    for (int i = 0; i < 6 && !PyErr_Occurred(); i++)
+        if (values[i] && !(text[i] = PyUnicode_AsUTF8(values[i]))) break;
+    df_perfetto_handshake h = {text[0], text[1], text[2], text[3], text[4], text[5]};
+    df_error err;
+    memset(&err, 0, sizeof err);
+    df_errkind k = DF_OK;
+    if (!PyErr_Occurred()) {
+        Py_BEGIN_ALLOW_THREADS
+        k = df_perfetto_diagnostics_start(&h, timeout, &err);
+        Py_END_ALLOW_THREADS
+    }
+    for (int i = 0; i < 8; i++) Py_XDECREF(values[i]);
+    if (PyErr_Occurred()) return NULL;
+    if (k != DF_OK) {
+        perfetto_state = -1;
+        return df_py_raise(st, &err);
+    }
+    if (register_finish(module) < 0) return NULL;
+    PyObject *logger_obj = in[1] ? Py_NewRef(in[1]) : PyUnicode_FromString("deltafunnel");
+    if (!logger_obj) return NULL;
+    int rc = install_bridge(filter, logger_obj);
+    Py_DECREF(logger_obj);
+    if (rc < 0) return NULL;
+    logging_installed = 1;
+    perfetto_state = 1;
+    Py_RETURN_TRUE;
 }
 
+/*
+ * _run_perfetto_cli(): runs the delta-funnel-perfetto program installed
+ * with the package (next to the interpreter, else on PATH) with
+ * sys.argv[1:], and returns its exit status.
+ */
 static PyObject *run_perfetto_cli(PyObject *module, PyObject *unused) {
-    PyObject *err = PySys_GetObject("stderr");
-    if (err && err != Py_None) {
-        PyObject *r = PyObject_CallMethod(err, "write", "s",
-                                          "delta-funnel-perfetto: this deltafunnel build does not include Perfetto "
-                                          "diagnostics\n");
-        if (!r) PyErr_Clear();
-        Py_XDECREF(r);
-    }
-    return PyLong_FromLong(69);
+    PyObject *helper = PyImport_ImportModule("deltafunnel._perfetto");
+    if (!helper) return NULL;
+    PyObject *r = PyObject_CallMethod(helper, "run_cli", NULL);
+    Py_DECREF(helper);
+    return r;
 }
 
 /* _format_arrow(data, max_rows=-1) -> (text, html): formats any Arrow stream producer like a preview. */
@@ -176,10 +256,17 @@ static PyMethodDef module_methods[] = {
      "Returns True when this call installed the bridge, False when one was installed before."},
     {"init_perfetto_diagnostics", (PyCFunction)(void (*)(void))init_perfetto, METH_FASTCALL | METH_KEYWORDS,
      "init_perfetto_diagnostics(filter=None, logger='deltafunnel', wait_timeout_seconds=10.0)\n--\n\n"
-     "Whole-process Perfetto diagnostics.  Validates its arguments; this build has no Perfetto\n"
-     "diagnostics, so it then raises DeltaFunnelError(phase='perfetto_diagnostics', kind='not_available')."},
+     "Whole-process Perfetto diagnostics for a workload run under capture-workload: joins the\n"
+     "wrapper's start gate, starts the in-process capture of every later operation (native CPU\n"
+     "samples included) and routes events to Python logging like init_logging().  The trace is\n"
+     "finished when the process exits.  Returns False (and does nothing) when a logging bridge\n"
+     "is already installed.  Errors: DeltaFunnelError(phase='perfetto_diagnostics') with kinds\n"
+     "invalid_logger, invalid_wait_timeout, capture_handshake_invalid, capture_handshake_failed,\n"
+     "capture_timeout, capture_unavailable."},
+    {"_perfetto_finish", perfetto_finish, METH_NOARGS,
+     "_perfetto_finish()\n--\n\nFinishes the whole-process capture (registered with atexit)."},
     {"_run_perfetto_cli", run_perfetto_cli, METH_NOARGS,
-     "_run_perfetto_cli()\n--\n\nEntry point of delta-funnel-perfetto (not in this build: returns 69)."},
+     "_run_perfetto_cli()\n--\n\nRuns delta-funnel-perfetto with sys.argv[1:]; returns its exit status."},
     {"_format_arrow", (PyCFunction)(void (*)(void))format_arrow, METH_FASTCALL | METH_KEYWORDS,
      "_format_arrow(data, max_rows=-1)\n--\n\nFormats an Arrow stream producer as preview (text, html)."},
     {NULL, NULL, 0, NULL},

@@ -123,6 +123,23 @@ df_session *df_py_session_handle(PyObject *session);
 int df_py_check_profile_args(df_py_state *st, PyObject *progress, PyObject *execution_profile,
                              PyObject *ranked_profile, int *progress_mode, int *profile);
 
+/*
+ * Ranked profiles around an operation (options.c).  df_py_ranked_begin
+ * starts one for a RankedProfileConfig on the calling thread (None/NULL:
+ * *out = NULL); 0, or -1 with DeltaFunnelError raised.  The operation must
+ * run on the same thread.  df_py_ranked_end finishes it with the GIL
+ * released: 0, or -1 with *err filled (nothing raised).
+ * df_py_ranked_outcome finishes it and delivers the operation's outcome:
+ * `result` (a new reference, or NULL with the operation's exception set) is
+ * returned unchanged unless the operation succeeded and the report failed;
+ * then the ranked_profile error is raised with deltafunnel_operation_status
+ * = `status` and, when attach_report, deltafunnel_operation_report = result.
+ */
+int df_py_ranked_begin(df_py_state *st, PyObject *cfg, df_ranked_profile **out);
+int df_py_ranked_end(df_ranked_profile *rp, df_error *err);
+PyObject *df_py_ranked_outcome(df_py_state *st, df_ranked_profile *rp, PyObject *result, const char *status,
+                               bool attach_report);
+
 /* ------------------------------------------------------------------------ */
 /* Logging (module.c)                                                        */
 

@@ -6,8 +6,8 @@
  * the messages are the library's), keeps the given values and hands them
  * to sessions.  FileRepartitioning is a two-member enumeration whose
  * members live on the class.  RankedProfileConfig is validated and kept;
- * operations given one raise ranked_profile/not_available until ranked
- * profiling ships.
+ * operations given one run inside an operation-scoped ranked profile
+ * (df_py_ranked_begin / df_py_ranked_end).
  */
 #include "module.h"
 
@@ -383,10 +383,11 @@ static PyType_Slot ranked_slots[] = {
     {Py_tp_dealloc, ranked_dealloc},
     {Py_tp_doc, "RankedProfileConfig(report_path, *, sample_hz=1000, artifact_path=None, "
                 "max_operator_activity_spans=100000)\n--\n\n"
-                "Configuration of a ranked CPU profile of one operation.  The arguments are validated\n"
-                "here; ranked profiling itself is not available in this build yet, so passing a config\n"
-                "to an operation raises DeltaFunnelError(phase='ranked_profile', kind='not_available')\n"
-                "before anything runs."},
+                "Configuration of an operation-scoped ranked profile.  Pass it as ranked_profile= to\n"
+                "Table.preview, Table.write_to_mssql, Session.write_all or\n"
+                "Session.write_all_for_stream_benchmark: the operation runs under an in-process capture\n"
+                "(native CPU samples at sample_hz, 100 or 1000) and the interactive HTML report is written\n"
+                "to report_path (and the .dfprofile artifact to artifact_path).  Frozen; validated here."},
     {0, NULL},
 };
 
@@ -396,6 +397,86 @@ static PyType_Spec ranked_spec = {
     .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_IMMUTABLETYPE,
     .slots = ranked_slots,
 };
+
+/* ------------------------------------------------------------------------ */
+/* Running operations under a ranked profile                                 */
+
+/* os.fspath(path) encoded with the file-system encoding; a new bytes object or NULL. */
+static PyObject *fs_bytes(PyObject *path) {
+    PyObject *fs = PyOS_FSPath(path);
+    if (!fs) return NULL;
+    if (PyBytes_Check(fs)) return fs;
+    PyObject *b = PyUnicode_EncodeFSDefault(fs);
+    Py_DECREF(fs);
+    return b;
+}
+
+int df_py_ranked_begin(df_py_state *st, PyObject *cfg, df_ranked_profile **out) {
+    *out = NULL;
+    if (!cfg || cfg == Py_None) return 0;
+    RankedObject *r = (RankedObject *)cfg;
+    PyObject *report = fs_bytes(r->report_path);
+    PyObject *artifact = report && r->artifact_path != Py_None ? fs_bytes(r->artifact_path) : NULL;
+    if (!report || (r->artifact_path != Py_None && !artifact)) {
+        Py_XDECREF(report);
+        Py_XDECREF(artifact);
+        return -1;
+    }
+    df_ranked_profile_options o;
+    df_ranked_profile_options_init(&o);
+    o.report_path = PyBytes_AS_STRING(report);
+    o.artifact_path = artifact ? PyBytes_AS_STRING(artifact) : NULL;
+    o.sample_hz = (uint32_t)PyLong_AsLong(r->sample_hz);
+    o.max_operator_activity_spans = PyLong_AsUnsignedLongLong(r->max_spans);
+    df_error err;
+    memset(&err, 0, sizeof err);
+    df_errkind k = PyErr_Occurred() ? DF_ERR_INVALID_OPTION_VALUE : df_ranked_profile_start(&o, out, &err);
+    Py_DECREF(report);
+    Py_XDECREF(artifact);
+    if (PyErr_Occurred()) return -1;
+    if (k != DF_OK) {
+        df_py_raise(st, &err);
+        return -1;
+    }
+    return 0;
+}
+
+int df_py_ranked_end(df_ranked_profile *rp, df_error *err) {
+    if (!rp) return 0;
+    df_errkind k;
+    Py_BEGIN_ALLOW_THREADS
+    k = df_ranked_profile_finish(rp, NULL, err);
+    Py_END_ALLOW_THREADS
+    return k == DF_OK ? 0 : -1;
+}
+
+PyObject *df_py_ranked_outcome(df_py_state *st, df_ranked_profile *rp, PyObject *result, const char *status,
+                               bool attach_report) {
+    df_error err;
+    memset(&err, 0, sizeof err);
+    PyObject *t = NULL, *v = NULL, *tb = NULL;
+    if (!result) PyErr_Fetch(&t, &v, &tb); /* the operation's own error stays primary */
+    int rc = df_py_ranked_end(rp, &err);
+    if (!result) {
+        df_error_clear(&err);
+        PyErr_Restore(t, v, tb);
+        return NULL;
+    }
+    if (rc == 0) return result;
+    /* The operation completed; only the report failed.  Say so on the error so nobody retries it. */
+    df_py_raise(st, &err);
+    PyErr_Fetch(&t, &v, &tb);
+    PyErr_NormalizeException(&t, &v, &tb);
+    PyObject *s = PyUnicode_FromString(status);
+    if (s && v) {
+        if (PyObject_SetAttrString(v, "deltafunnel_operation_status", s) < 0) PyErr_Clear();
+        if (attach_report && PyObject_SetAttrString(v, "deltafunnel_operation_report", result) < 0) PyErr_Clear();
+    }
+    Py_XDECREF(s);
+    Py_DECREF(result);
+    PyErr_Restore(t, v, tb);
+    return NULL;
+}
 
 /* ------------------------------------------------------------------------ */
 

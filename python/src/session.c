@@ -296,6 +296,14 @@ static PyObject *write_all_common(PyObject *self, PyObject **in, PyObject *progr
             df_error_set_phase(&err, "config");
             k = DF_ERR_OUTPUT_SESSION_MISMATCH;
         }
+    PyObject *ranked = dry ? NULL : in[has_progress ? 5 : 3];
+    df_ranked_profile *rp = NULL;
+    if (k == DF_OK && df_py_ranked_begin(st, ranked, &rp) < 0) {
+        df_py_value_pool_free(&pool);
+        PyMem_Free(specs);
+        Py_DECREF(seq);
+        return df_py_progress_deliver(&progress_state, NULL, "failed");
+    }
     if (k == DF_OK) {
         df_session *session = ((SessionObject *)self)->session;
         if (dry) {
@@ -309,11 +317,14 @@ static PyObject *write_all_common(PyObject *self, PyObject **in, PyObject *progr
     df_py_value_pool_free(&pool);
     PyMem_Free(specs);
     Py_DECREF(seq);
-    if (k != DF_OK) return df_py_progress_deliver(&progress_state, df_py_raise(st, &err), "failed");
+    if (k != DF_OK)
+        return df_py_progress_deliver(&progress_state,
+                                      df_py_ranked_outcome(st, rp, df_py_raise(st, &err), "failed", false), "failed");
     bool failures = report && strstr(report, "\"all_succeeded\":false") != NULL;
     PyObject *out = df_py_json(st, report);
     df_free(report);
-    return df_py_progress_deliver(&progress_state, out, failures ? "completed_with_failures" : "completed");
+    const char *status = failures ? "completed_with_failures" : "completed";
+    return df_py_progress_deliver(&progress_state, df_py_ranked_outcome(st, rp, out, status, true), status);
 }
 
 static PyObject *session_write_all(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {

@@ -46,12 +46,8 @@ int df_py_check_profile_args(df_py_state *st, PyObject *progress, PyObject *exec
     *progress_mode = is_none ? 1 : (value ? 2 : 0);
     *profile = 0;
     if (execution_profile && df_py_strict_bool(execution_profile, profile) < 0) return -1;
-    if (ranked_profile && ranked_profile != Py_None) {
-        if (!PyObject_TypeCheck(ranked_profile, st->ranked_type)) return df_py_type_error(ranked_profile, "RankedProfileConfig");
-        df_py_raise_simple(st, "ranked_profile", "not_available",
-                           "ranked profiling requires a diagnostics-enabled Linux build");
-        return -1;
-    }
+    if (ranked_profile && ranked_profile != Py_None && !PyObject_TypeCheck(ranked_profile, st->ranked_type))
+        return df_py_type_error(ranked_profile, "RankedProfileConfig");
     return 0;
 }
 
@@ -62,8 +58,11 @@ static PyObject *decode(const char *s) {
     return PyUnicode_DecodeUTF8(s, (Py_ssize_t)strlen(s), "replace");
 }
 
-/* Runs a preview with the GIL released; returns a Preview or raises. */
-static PyObject *run_preview(df_py_state *st, TableObject *t, int64_t limit, int progress_mode, int profile) {
+/* Runs a preview with the GIL released (under a ranked profile when `ranked` is a config); returns a Preview or raises. */
+static PyObject *run_preview(df_py_state *st, TableObject *t, int64_t limit, int progress_mode, int profile,
+                             PyObject *ranked) {
+    df_ranked_profile *rp = NULL;
+    if (df_py_ranked_begin(st, ranked, &rp) < 0) return NULL;
     df_py_progress progress;
     df_preview_options opts;
     df_preview_options_init(&opts);
@@ -84,7 +83,7 @@ static PyObject *run_preview(df_py_state *st, TableObject *t, int64_t limit, int
         if (fields) df_py_log_event("warn", "preview.failed", fields);
         Py_XDECREF(fields);
         PyErr_Clear();
-        return df_py_raise(st, &err);
+        return df_py_ranked_outcome(st, rp, df_py_raise(st, &err), "failed", false);
     }
     {
         df_phase_timing total;
@@ -106,7 +105,7 @@ static PyObject *run_preview(df_py_state *st, TableObject *t, int64_t limit, int
         if (!out->text || !out->html || !out->timings || !out->profile) Py_CLEAR(out);
     }
     df_preview_free(p);
-    return (PyObject *)out;
+    return df_py_ranked_outcome(st, rp, (PyObject *)out, "completed", false);
 }
 
 static PyObject *table_preview(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
@@ -119,7 +118,7 @@ static PyObject *table_preview(PyObject *self, PyObject *const *args, Py_ssize_t
     if (in[0] && df_py_usize(in[0], &limit) < 0) return NULL;
     int mode, profile;
     if (df_py_check_profile_args(st, in[1], in[2], in[3], &mode, &profile) < 0) return NULL;
-    return run_preview(st, (TableObject *)self, limit, mode, profile);
+    return run_preview(st, (TableObject *)self, limit, mode, profile, in[3]);
 }
 
 static PyObject *table_show(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
@@ -132,7 +131,7 @@ static PyObject *table_show(PyObject *self, PyObject *const *args, Py_ssize_t na
     if (in[0] && df_py_usize(in[0], &limit) < 0) return NULL;
     int mode, profile;
     if (df_py_check_profile_args(st, in[1], NULL, NULL, &mode, &profile) < 0) return NULL;
-    PyObject *preview = run_preview(st, (TableObject *)self, limit, mode, 0);
+    PyObject *preview = run_preview(st, (TableObject *)self, limit, mode, 0, NULL);
     if (!preview) return NULL;
     /* Python's print, so redirected or captured stdout sees the table. */
     PyObject *builtins = PyImport_ImportModule("builtins");
@@ -325,7 +324,9 @@ void df_py_log_sink_init(df_py_state *st, df_log_sink *sink) {
 
 /* Runs one output with the GIL released; returns the report dict or raises. */
 static PyObject *run_write(df_py_state *st, df_output_spec *spec, int dry, int progress_mode, int profile,
-                           int parallel) {
+                           int parallel, PyObject *ranked) {
+    df_ranked_profile *rp = NULL;
+    if (df_py_ranked_begin(st, ranked, &rp) < 0) return NULL;
     df_py_progress progress;
     df_write_options opts;
     df_write_options_init(&opts);
@@ -345,10 +346,12 @@ static PyObject *run_write(df_py_state *st, df_output_spec *spec, int dry, int p
         k = df_output_write(spec, &opts, &report, &err);
         Py_END_ALLOW_THREADS
     }
-    if (k != DF_OK) return df_py_progress_deliver(&progress, df_py_raise(st, &err), "failed");
+    if (k != DF_OK)
+        return df_py_progress_deliver(&progress, df_py_ranked_outcome(st, rp, df_py_raise(st, &err), "failed", false),
+                                      "failed");
     PyObject *out = df_py_json(st, report);
     df_free(report);
-    return df_py_progress_deliver(&progress, out, "completed");
+    return df_py_progress_deliver(&progress, df_py_ranked_outcome(st, rp, out, "completed", true), "completed");
 }
 
 static PyObject *table_write_to_mssql(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
@@ -377,7 +380,7 @@ static PyObject *table_write_to_mssql(PyObject *self, PyObject *const *args, Py_
     }
     df_output_spec *spec = make_spec(st, (TableObject *)self, targets);
     if (!spec) return NULL;
-    PyObject *out = run_write(st, spec, dry, mode, profile, (int)parallel);
+    PyObject *out = run_write(st, spec, dry, mode, profile, (int)parallel, dry ? NULL : in[8]);
     df_output_spec_free(spec);
     return out;
 }

@@ -45,12 +45,46 @@ typedef struct df_diag_capture_options {
     df_diag_backend backend;
     /* Per-operation operator-activity budget for operations begun during the capture; 0 = 100,000. */
     uint64_t max_operator_activity_spans;
-    /* Allocate a capture_scope_id (operation-scoped capture); false = whole-process (scope 0). */
+    /*
+     * Operation-scoped capture: allocate a capture_scope_id and trace only
+     * the operations begun on the thread that starts the capture (the
+     * reference's thread-local capture scope).  false = whole process: every
+     * operation begun while the capture is active is traced (scope 0).
+     */
     bool operation_scoped;
     /* Cap of the event buffer memory in bytes; 0 = 64 MiB.  Events beyond it are lost and counted. */
     size_t buffer_bytes;
     /* Cap of the in-memory event log (trace_path == NULL) in bytes; 0 = 256 MiB. */
     size_t memory_log_bytes;
+    /*
+     * Safety bound: the capture stops recording by itself (and finishes the
+     * trace) this many milliseconds after it started; 0 = no bound.  Spans
+     * still open then stay unterminated (their end is unknown, not zero).
+     */
+    uint32_t duration_ms;
+    /*
+     * Hold the trace in memory (at most this many bytes) and write it when
+     * the capture stops ("short" mode: no disk traffic while the workload
+     * runs).  Past the bound every later packet is discarded and counted
+     * (the beginning is kept).  0 = write as collected.
+     */
+    size_t hold_bytes;
+    /*
+     * Write the trace file in full at least every this many milliseconds,
+     * including records still in the threads' partially filled buffers
+     * ("streaming" mode: a process that dies keeps what was flushed).
+     * 0 = write whenever 1 MiB of packets accumulated.  Ignored with hold_bytes.
+     */
+    uint32_t flush_period_ms;
+    /* Largest trace file in bytes; later packets are discarded and counted.  0 = unbounded. */
+    uint64_t max_file_bytes;
+    /*
+     * Record scheduler context ("deep-system"): off-CPU intervals of every
+     * sampled thread from perf_event context-switch records.  Needs the
+     * perf_event backend; otherwise the capture runs without it and the
+     * stats say why (scheduler_reason).
+     */
+    bool scheduler;
 } df_diag_capture_options;
 
 /* What a capture recorded; filled by df_diag_capture_stop(). */
@@ -66,9 +100,15 @@ typedef struct df_diag_capture_stats {
     uint64_t sample_weight;         /* sum of weights (1 + timer overruns) */
     uint64_t samples_lost;          /* samples dropped: kernel PERF_RECORD_LOST counts, full rings */
     uint64_t samples_unwound;       /* samples with more than the leaf frame */
+    uint64_t samples_dwarf_unwound; /* timer samples whose stack came from DWARF unwinding of a snapshot */
     uint64_t threads_sampled;       /* sampler attachments made (a thread may be re-attached) */
     uint64_t threads_not_sampled;   /* attachments that failed (thread gone, fd or memlock limits) */
     uint64_t trace_bytes;           /* bytes written to the trace file */
+    bool timed_out;                 /* the duration_ms safety bound stopped the capture */
+    uint64_t packets_discarded;     /* trace packets dropped at the hold or file bound */
+    bool scheduler_recorded;        /* context switches were recorded (options.scheduler) */
+    char scheduler_reason[160];     /* why scheduler context is or is not recorded ("" if not asked) */
+    uint64_t context_switches;      /* off-CPU intervals written */
 } df_diag_capture_stats;
 
 /*
@@ -91,6 +131,13 @@ df_errkind df_diag_capture_start(const df_diag_capture_options *opts, df_diag_ca
  */
 df_errkind df_diag_capture_stop(df_diag_capture *c, df_diag_capture_stats *stats, df_error *err);
 
+/*
+ * True once the capture has stopped: df_diag_capture_stop() ran, or the
+ * duration_ms safety bound stopped it (the trace is then finished).
+ * Accepts NULL (true).
+ */
+bool df_diag_capture_stopped(df_diag_capture *c);
+
 /* Stops (if needed) and frees.  Accepts NULL. */
 void df_diag_capture_destroy(df_diag_capture *c);
 
@@ -101,8 +148,41 @@ void df_diag_capture_destroy(df_diag_capture *c);
  */
 const unsigned char *df_diag_capture_log(const df_diag_capture *c, size_t *len);
 
+/*
+ * The sampler backend of a running (or stopped) capture and why it was
+ * chosen (copied into reason[cap]); AUTO when the capture does not sample.
+ */
+df_diag_backend df_diag_capture_backend(df_diag_capture *c, char *reason, size_t cap);
+
 /* True while a capture is active in this process. */
 bool df_diag_capture_is_active(void);
+
+/* What this host allows a capture to do (delta-funnel-perfetto doctor). */
+typedef struct df_diag_host_report {
+    bool perf_available;          /* perf_event_open cpu-clock with user callchains works */
+    char perf_reason[160];        /* why (errno, perf_event_paranoid) */
+    bool timer_available;         /* per-thread CPU-time timers with SIGPROF work */
+    char timer_reason[160];       /* why not, or "" */
+    df_diag_backend auto_backend; /* what AUTO would choose (AUTO if neither works) */
+    bool switches_available;      /* context-switch records (deep-system) */
+    char switches_reason[160];    /* why */
+    char perf_event_paranoid[16]; /* /proc/sys/kernel/perf_event_paranoid, "unknown" */
+    bool libdw;                   /* built with elfutils libdw (source lines) */
+    bool symbols_resolved;        /* a function of this library resolved by name */
+    char symbol_probe[128];       /* its resolved name, or the reason it did not resolve */
+    char module_probe[256];       /* the module it lives in */
+    bool lines_resolved;          /* it also resolved to file:line */
+    char line_probe[320];         /* "src/diag/probe.c:42", or why not */
+    bool debuginfod_configured;   /* DEBUGINFOD_URLS is set */
+    bool debuginfod_client;       /* libdebuginfod.so.1 can be loaded */
+} df_diag_host_report;
+
+/*
+ * Probes the host without starting a capture: both sampler backends,
+ * context-switch records, symbol and line resolution of one of our own
+ * functions, debuginfod.  Only DF_ERR_OUT_OF_MEMORY can fail.
+ */
+df_errkind df_diag_probe_host(df_diag_host_report *out, df_error *err);
 
 /* The name of a backend ("auto", "perf_event", "thread_cpu_timer"). */
 const char *df_diag_backend_name(df_diag_backend backend);

@@ -296,6 +296,8 @@ void df__diag_set_next_operation_id(uint64_t next);
 /* Capture parameters for operations begun in the active generation (capture.c). */
 uint64_t df__diag_capture_scope_id(void);
 uint64_t df__diag_capture_budget(void);
+/* False when an operation-scoped capture is active and `t` is not the thread that started it. */
+bool df__diag_capture_traces_thread(const df_diag_thread *t);
 
 /* True if `stage` belongs to operations of `kind` (names.c). */
 bool df__diag_stage_allowed(df_diag_stage stage, df_diag_op_kind kind);

@@ -76,6 +76,28 @@ df_errkind df__diag_sampler_create(uint32_t hz, df_diag_backend backend, df__dia
     return DF_OK;
 }
 
+df_diag_backend df__diag_sampler_backend(const df__diag_sampler *s) { return s->backend; }
+
+bool df__diag_sampler_enable_switches(df__diag_sampler *s, char *reason, size_t reason_len) {
+    if (s->backend != DF_DIAG_BACKEND_PERF) {
+        snprintf(reason, reason_len,
+                 "not recorded: context-switch records need the perf_event sampler, which this host refuses");
+        return false;
+    }
+    char why[128];
+    if (!df__diag_perf_probe_switches(why, sizeof why)) {
+        snprintf(reason, reason_len, "not recorded: %s", why);
+        return false;
+    }
+    s->switches = true;
+    /* Switch records share the ring with samples: give each thread more room. */
+    s->perf_pages = s->perf_pages < 16 ? 16 : s->perf_pages;
+    snprintf(reason, reason_len,
+             "off-CPU intervals of the sampled threads from perf_event context-switch records "
+             "(no wakeup sources, other processes or CPU-wide scheduling)");
+    return true;
+}
+
 /* Attaches thread `tid` (s->mu held).  `fresh` forces a new attachment for a reused tid. */
 static void attach_locked(df__diag_sampler *s, uint32_t tid, bool fresh) {
     for (df__diag_attach *a = s->attached; a; a = a->next) {
@@ -97,6 +119,7 @@ static void attach_locked(df__diag_sampler *s, uint32_t tid, bool fresh) {
     if (!ok) {
         s->attach_failures++; /* thread gone, fd or locked-memory limits */
         df_free(a->ring);
+        df_free(a->snaps);
         df_free(a);
         return;
     }
@@ -148,6 +171,17 @@ static void attach_existing_threads(df__diag_sampler *s) {
         if (end && *end == 0 && tid > 0 && tid <= UINT32_MAX) attach_locked(s, (uint32_t)tid, false);
     }
     closedir(d);
+}
+
+void df__diag_sampler_rescan(df__diag_sampler *s) {
+    if (s->backend != DF_DIAG_BACKEND_PERF || !atomic_load(&s->running)) return;
+    pthread_mutex_lock(&active_mu);
+    if (active == s) {
+        pthread_mutex_lock(&s->mu);
+        attach_existing_threads(s);
+        pthread_mutex_unlock(&s->mu);
+    }
+    pthread_mutex_unlock(&active_mu);
 }
 
 void df__diag_sampler_start(df__diag_sampler *s) {
@@ -213,6 +247,7 @@ void df__diag_sampler_stats(const df__diag_sampler *s, df_diag_capture_stats *st
     st->sample_weight = s->weight;
     st->samples_lost = s->lost;
     st->samples_unwound = s->unwound;
+    st->samples_dwarf_unwound = s->dwarf_unwound;
     st->threads_sampled = s->threads;
     st->threads_not_sampled = s->attach_failures;
     /* Intervals that elapsed = weighted samples + lost ones; distinct samples per interval. */
@@ -228,8 +263,10 @@ void df__diag_sampler_destroy(df__diag_sampler *s) {
         next = a->next;
         df__diag_perf_close(a);
         df_free(a->ring);
+        df_free(a->snaps);
         df_free(a);
     }
+    df__diag_unwinder_destroy(s->unwinder);
     pthread_mutex_destroy(&s->mu);
     df_free(s);
 }

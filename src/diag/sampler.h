@@ -10,8 +10,9 @@
  * sample in a lock-free ring; weight = 1 + timer overruns.
  *
  * Threads are attached when the sampler starts (every thread of the process
- * listed in /proc/self/task) and when a thread first uses the span API
- * during the capture.
+ * listed in /proc/self/task), when a thread first uses the span API during
+ * the capture, and (perf_event backend) when the collector rescans the
+ * process's threads.
  */
 #ifndef DF_DIAG_SAMPLER_H
 #define DF_DIAG_SAMPLER_H
@@ -42,8 +43,22 @@ typedef struct df__diag_sample {
  */
 df_errkind df__diag_sampler_create(uint32_t hz, df_diag_backend backend, df__diag_sampler **out,
                                    char *reason, size_t reason_len, df_error *err);
+/*
+ * Asks for context-switch records (off-CPU intervals) on every thread the
+ * sampler attaches; call before start.  Only the perf_event backend has
+ * them: returns false and says why otherwise.
+ */
+bool df__diag_sampler_enable_switches(df__diag_sampler *s, char *reason, size_t reason_len);
+/* The backend the sampler runs. */
+df_diag_backend df__diag_sampler_backend(const df__diag_sampler *s);
 /* Attaches to every thread and starts sampling. */
 void df__diag_sampler_start(df__diag_sampler *s);
+/*
+ * Attaches threads created since the last scan that never used the span
+ * API (perf_event backend only: no signals are sent into foreign threads).
+ * Called by the collector every few collections.
+ */
+void df__diag_sampler_rescan(df__diag_sampler *s);
 /* Stops sampling and detaches from every thread (no signal is delivered afterwards). */
 void df__diag_sampler_stop(df__diag_sampler *s);
 /* Hands collected samples to the writer (or only counts them when w is NULL). */

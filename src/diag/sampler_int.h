@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "diag/sampler.h"
+#include "diag/unwind_dwarf.h"
 
 /* One captured sample in a timer ring slot. */
 typedef struct df__diag_ring_slot {
@@ -20,8 +21,25 @@ typedef struct df__diag_ring_slot {
     uint32_t weight;                    /* 1 + timer overruns */
     uint32_t nframes;                   /* entries of pcs */
     uint32_t unwind_error;              /* 1 if the stack could not be walked */
+    uint64_t snap;                      /* 1 + sequence number of its stack snapshot, 0 = none */
     uint64_t pcs[DF_DIAG_MAX_FRAMES];   /* leaf first */
 } df__diag_ring_slot;
+
+/* Bytes of stack copied for DWARF unwinding, and snapshots buffered per thread. */
+#define DF_DIAG_SNAPSHOT_BYTES (16u * 1024u)
+#define DF_DIAG_SNAPSHOTS 32u
+
+/*
+ * Registers and the top of the stack of a sample whose frame-pointer walk
+ * stopped at once (code without frame pointers), unwound with DWARF by the
+ * collector.  A second SPSC ring, in the same order as the samples.
+ */
+typedef struct df__diag_snapshot {
+    uint64_t regs[DF_DIAG_UNWIND_REGS]; /* DWARF-numbered registers */
+    uint32_t len;                       /* bytes of stack copied */
+    uint32_t pad;                       /* zero */
+    uint8_t stack[DF_DIAG_SNAPSHOT_BYTES]; /* copied from the stack pointer upwards */
+} df__diag_snapshot;
 
 /* Maximum threads attached during one capture (timer table size). */
 #define DF_DIAG_MAX_ATTACH 4096u
@@ -41,11 +59,20 @@ typedef struct df__diag_attach {
     _Atomic uint64_t head;              /* produced (handler) */
     _Atomic uint64_t tail;              /* consumed (collector) */
     _Atomic uint64_t dropped;           /* samples dropped because the ring was full */
+    df__diag_snapshot *snaps;           /* DF_DIAG_SNAPSHOTS stack snapshots, or NULL */
+    _Atomic uint64_t snap_head;         /* snapshots produced (handler) */
+    _Atomic uint64_t snap_tail;         /* snapshots consumed (collector) */
+    uintptr_t stack_lo, stack_hi;       /* main thread: its [stack] mapping, for samples taken before it
+                                           registers with the span runtime (0 = unknown) */
     /* perf backend */
     int fd;                             /* perf event fd, -1 if none */
     void *mmap_base;                    /* metadata page + data pages */
     size_t mmap_len;                    /* bytes mapped */
     uint64_t data_size;                 /* data area bytes (power of two) */
+    bool switched_out;                  /* scheduler context: the thread is off CPU since out_ts */
+    bool out_preempted;                 /* it was preempted (still runnable), not waiting */
+    uint32_t out_cpu;                   /* CPU it left */
+    uint64_t out_ts;                    /* CLOCK_MONOTONIC ns of the switch-out */
 } df__diag_attach;
 
 struct df__diag_sampler {
@@ -54,6 +81,7 @@ struct df__diag_sampler {
     uint64_t period_ns;                 /* 1e9 / hz */
     uint32_t ring_slots;                /* timer ring slots per thread (power of two) */
     uint32_t perf_pages;                /* perf data pages per thread (power of two) */
+    bool switches;                      /* perf events also record context switches */
     pthread_mutex_t mu;                 /* guards attachments and counters below */
     df__diag_attach *attached;          /* every attachment (freed at destroy) */
     _Atomic bool running;               /* between start and stop */
@@ -65,6 +93,9 @@ struct df__diag_sampler {
     uint64_t lost;                      /* samples lost (full rings, PERF_RECORD_LOST) */
     uint64_t lost_reported;             /* losses already written to the trace */
     uint64_t unwound;                   /* samples with more than one frame */
+    uint64_t dwarf_unwound;             /* samples whose stack came from DWARF unwinding */
+    df__diag_unwinder *unwinder;        /* DWARF unwinder (collector only), created on first use */
+    bool unwinder_failed;               /* creating it failed: do not retry */
     uint64_t threads;                   /* attachments made */
     uint64_t attach_failures;           /* threads that could not be attached */
     uint32_t ntable;                    /* timer table entries used */
@@ -86,6 +117,8 @@ df_errkind df__diag_timer_drain(df__diag_sampler *s, df__diag_attach *a, struct 
 
 /* Perf backend (sampler_perf.c). */
 bool df__diag_perf_probe(char *reason, size_t reason_len);
+/* True if perf events with context-switch records can be opened for this thread. */
+bool df__diag_perf_probe_switches(char *reason, size_t reason_len);
 bool df__diag_perf_attach(df__diag_sampler *s, df__diag_attach *a);
 void df__diag_perf_disable(df__diag_attach *a);
 void df__diag_perf_close(df__diag_attach *a);

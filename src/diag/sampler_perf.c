@@ -12,6 +12,7 @@
  * checked against the record before use.
  */
 #include "diag/sampler_int.h"
+#include "diag/trace_writer.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -36,7 +37,7 @@ static void read_paranoid(char *out, size_t cap) {
     snprintf(out, cap, "%s", buf);
 }
 
-static int open_event(uint32_t tid, uint64_t period_ns) {
+static int open_event(uint32_t tid, uint64_t period_ns, bool switches) {
     struct perf_event_attr attr;
     memset(&attr, 0, sizeof attr);
     attr.size = sizeof attr;
@@ -49,13 +50,17 @@ static int open_event(uint32_t tid, uint64_t period_ns) {
     attr.exclude_callchain_kernel = 1;
     attr.use_clockid = 1;
     attr.clockid = CLOCK_MONOTONIC;
+    if (switches) {
+        attr.context_switch = 1; /* PERF_RECORD_SWITCH for this thread */
+        attr.sample_id_all = 1;  /* ... carrying tid, time and cpu */
+    }
     return (int)syscall(SYS_perf_event_open, &attr, (pid_t)tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
 bool df__diag_perf_probe(char *reason, size_t reason_len) {
     char paranoid[16];
     read_paranoid(paranoid, sizeof paranoid);
-    int fd = open_event(0, 1000000);
+    int fd = open_event(0, 1000000, false);
     if (fd < 0) {
         snprintf(reason, reason_len, "perf_event_open failed: %s (perf_event_paranoid=%s)", strerror(errno), paranoid);
         return false;
@@ -74,8 +79,19 @@ bool df__diag_perf_probe(char *reason, size_t reason_len) {
     return true;
 }
 
+bool df__diag_perf_probe_switches(char *reason, size_t reason_len) {
+    int fd = open_event(0, 1000000, true);
+    if (fd < 0) {
+        snprintf(reason, reason_len, "perf_event_open with context_switch failed: %s", strerror(errno));
+        return false;
+    }
+    close(fd);
+    snprintf(reason, reason_len, "perf_event context-switch records allowed");
+    return true;
+}
+
 bool df__diag_perf_attach(df__diag_sampler *s, df__diag_attach *a) {
-    int fd = open_event(a->tid, s->period_ns);
+    int fd = open_event(a->tid, s->period_ns, s->switches);
     if (fd < 0) return false;
     long page = sysconf(_SC_PAGESIZE);
     size_t len = (size_t)page * (1 + s->perf_pages);
@@ -133,6 +149,30 @@ static df_errkind decode_sample(df__diag_sampler *s, const unsigned char *r, siz
     return df__diag_sampler_emit(s, &smp, w, err);
 }
 
+/*
+ * A PERF_RECORD_SWITCH of an attached thread: header(8), then the sample_id
+ * trailer of our sample_type: pid,tid(8) time(8) cpu,res(8).  A switch-out
+ * opens an off-CPU interval, the next switch-in closes and writes it.
+ */
+static df_errkind decode_switch(df__diag_attach *a, const unsigned char *r, size_t size, uint16_t misc,
+                                struct df__diag_writer *w, df_error *err) {
+    if (size < 32) return DF_OK;
+    uint32_t tid = df_load_le32(r + 12);
+    uint64_t time = df_load_le64(r + 16);
+    uint32_t cpu = df_load_le32(r + 24);
+    if (tid != a->tid) return DF_OK;
+    if (misc & PERF_RECORD_MISC_SWITCH_OUT) {
+        a->switched_out = true;
+        a->out_preempted = (misc & PERF_RECORD_MISC_SWITCH_OUT_PREEMPT) != 0;
+        a->out_cpu = cpu;
+        a->out_ts = time;
+        return DF_OK;
+    }
+    if (!a->switched_out || time < a->out_ts) return DF_OK;
+    a->switched_out = false;
+    return w ? df__diag_writer_offcpu(w, tid, a->out_ts, time, a->out_cpu, cpu, a->out_preempted, err) : DF_OK;
+}
+
 df_errkind df__diag_perf_drain(df__diag_sampler *s, df__diag_attach *a, struct df__diag_writer *w, df_error *err) {
     if (!a->mmap_base) return DF_OK;
     struct perf_event_mmap_page *meta = a->mmap_base;
@@ -152,6 +192,8 @@ df_errkind df__diag_perf_drain(df__diag_sampler *s, df__diag_attach *a, struct d
         ring_copy(data, size, tail, s->record, h.size);
         if (h.type == PERF_RECORD_SAMPLE) {
             k = decode_sample(s, s->record, h.size, w, err);
+        } else if (h.type == PERF_RECORD_SWITCH) {
+            k = decode_switch(a, s->record, h.size, h.misc, w, err);
         } else if (h.type == PERF_RECORD_LOST && h.size >= 24) {
             s->lost += df_load_le64(s->record + 16);
         }

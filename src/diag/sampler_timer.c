@@ -10,6 +10,13 @@
  * the thread's single-producer ring (the collector is the only consumer).
  * Weight = 1 + si_overrun (timer intervals that expired without a signal).
  *
+ * When the frame-pointer walk stops at once (the interrupted code keeps no
+ * frame pointer: the Python interpreter, most system libraries), the
+ * handler also copies the registers and up to 16 KiB of stack above the
+ * stack pointer into a second ring; the collector unwinds that snapshot
+ * with DWARF call-frame information (unwind_dwarf.c) and keeps the longer
+ * stack.  Copying is plain memory reads inside the thread's stack bounds.
+ *
  * The handler finds its attachment through si_value (an index into a table
  * published before the timer is armed) and checks the thread id, so signals
  * it did not arm are ignored.  Stopping deletes the timers, sets SIGPROF to
@@ -17,6 +24,7 @@
  * restores the previous action.
  */
 #include "diag/sampler_int.h"
+#include "diag/symbolize.h"
 
 #include <errno.h>
 #include <sched.h>
@@ -83,6 +91,41 @@ static uint32_t walk_frames(uintptr_t pc, uintptr_t fp, uintptr_t lo, uintptr_t 
     return n;
 }
 
+/*
+ * Copies n bytes (a multiple of 8) of the live stack.  Word by word through
+ * volatile reads, so it is never turned into a memcpy call (an intercepted
+ * one under sanitizers), and without AddressSanitizer checks: the stack's
+ * redzones are poisoned by design, and reading them is the point.
+ */
+__attribute__((no_sanitize_address)) static void copy_stack(uint8_t *dst, uintptr_t src, size_t n) {
+    const volatile uint64_t *from = (const volatile uint64_t *)src;
+    uint64_t *to = (uint64_t *)(void *)dst;
+    for (size_t i = 0; i < n / 8; i++) to[i] = from[i];
+}
+
+/* Copies the registers and the top of the stack for DWARF unwinding; returns 1 + its sequence or 0. */
+static uint64_t take_snapshot(df__diag_attach *a, const ucontext_t *uc, uintptr_t sp, uintptr_t hi) {
+#if defined(__x86_64__)
+    if (!a->snaps) return 0;
+    uint64_t head = atomic_load_explicit(&a->snap_head, memory_order_relaxed);
+    uint64_t tail = atomic_load_explicit(&a->snap_tail, memory_order_acquire);
+    if (head - tail >= DF_DIAG_SNAPSHOTS) return 0; /* collector behind: keep the frame-pointer result */
+    df__diag_snapshot *sn = &a->snaps[head % DF_DIAG_SNAPSHOTS];
+    static const int map[DF_DIAG_UNWIND_REGS] = {REG_RAX, REG_RDX, REG_RCX, REG_RBX, REG_RSI, REG_RDI,
+                                                 REG_RBP, REG_RSP, REG_R8,  REG_R9,  REG_R10, REG_R11,
+                                                 REG_R12, REG_R13, REG_R14, REG_R15, REG_RIP};
+    for (int i = 0; i < DF_DIAG_UNWIND_REGS; i++) sn->regs[i] = (uint64_t)uc->uc_mcontext.gregs[map[i]];
+    size_t len = (hi - sp < DF_DIAG_SNAPSHOT_BYTES ? hi - sp : DF_DIAG_SNAPSHOT_BYTES) & ~(size_t)7;
+    copy_stack(sn->stack, sp, len);
+    sn->len = (uint32_t)len;
+    atomic_store_explicit(&a->snap_head, head + 1, memory_order_release);
+    return head + 1;
+#else
+    (void)a, (void)uc, (void)sp, (void)hi;
+    return 0;
+#endif
+}
+
 static void record_sample(df__diag_attach *a, const siginfo_t *si, const ucontext_t *uc) {
     uint64_t head = atomic_load_explicit(&a->head, memory_order_relaxed);
     uint64_t tail = atomic_load_explicit(&a->tail, memory_order_acquire);
@@ -98,6 +141,7 @@ static void record_sample(df__diag_attach *a, const siginfo_t *si, const ucontex
     slot->cpu = cpu >= 0 ? (uint32_t)cpu : UINT32_MAX;
     slot->weight = 1 + (si->si_overrun > 0 ? (uint32_t)si->si_overrun : 0);
     slot->unwind_error = 0;
+    slot->snap = 0;
     uintptr_t pc, fp, sp;
     if (!read_regs(uc, &pc, &fp, &sp)) {
         slot->nframes = 0;
@@ -105,7 +149,9 @@ static void record_sample(df__diag_attach *a, const siginfo_t *si, const ucontex
     } else {
         const df_diag_thread *t = df__diag_thread_peek();
         uintptr_t hi = t && sp >= t->stack_lo && sp < t->stack_hi ? t->stack_hi : 0;
+        if (!hi && sp >= a->stack_lo && sp < a->stack_hi) hi = a->stack_hi; /* main thread before its first span */
         slot->nframes = walk_frames(pc, fp, sp, hi, slot->pcs, &slot->unwind_error);
+        if (slot->nframes <= 2 && hi && (sp & 7) == 0) slot->snap = take_snapshot(a, uc, sp, hi);
     }
     atomic_store_explicit(&a->head, head + 1, memory_order_release);
 }
@@ -180,10 +226,29 @@ void df__diag_timer_uninstall(df__diag_sampler *s) {
     s->handler_installed = false;
 }
 
+/* Bounds of the process's initial stack ("[stack]" in /proc/self/maps), for the main thread. */
+static void main_stack_bounds(df__diag_attach *a) {
+    df__diag_map *maps = NULL;
+    size_t n = 0;
+    df_error err = {0};
+    if (df__diag_maps_read_self(&maps, &n, &err) != DF_OK) {
+        df_error_clear(&err);
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(maps[i].path, "[stack]") == 0) {
+            a->stack_lo = (uintptr_t)maps[i].start;
+            a->stack_hi = (uintptr_t)maps[i].end;
+        }
+    df__diag_maps_free(maps, n);
+}
+
 bool df__diag_timer_attach(df__diag_sampler *s, df__diag_attach *a) {
     if (s->ntable >= DF_DIAG_MAX_ATTACH) return false;
+    if (a->tid == (uint32_t)getpid()) main_stack_bounds(a);
     a->ring = df_calloc(s->ring_slots, sizeof *a->ring);
     if (!a->ring) return false;
+    if (df__diag_unwinder_available()) a->snaps = df_calloc(DF_DIAG_SNAPSHOTS, sizeof *a->snaps); /* optional */
     a->ring_mask = s->ring_slots - 1;
     a->slot = s->ntable;
     struct sigevent sev = {.sigev_notify = SIGEV_THREAD_ID, .sigev_signo = DF_DIAG_TIMER_SIGNAL};
@@ -212,6 +277,24 @@ void df__diag_timer_detach(df__diag_attach *a) {
     a->has_timer = false;
 }
 
+/* Replaces a frame-pointer stack by the DWARF unwinding of its snapshot when that is longer. */
+static uint32_t unwind_snapshot(df__diag_sampler *s, df__diag_attach *a, const df__diag_ring_slot *slot,
+                                uint64_t *pcs, bool *unwind_error) {
+    df__diag_snapshot *sn = &a->snaps[(slot->snap - 1) % DF_DIAG_SNAPSHOTS];
+    uint32_t n = 0;
+    if (!s->unwinder && !s->unwinder_failed) {
+        df_error err = {0};
+        if (df__diag_unwinder_create(&s->unwinder, &err) != DF_OK) s->unwinder_failed = true;
+        df_error_clear(&err);
+    }
+    if (s->unwinder) n = df__diag_unwind(s->unwinder, a->tid, sn->regs, sn->stack, sn->len, pcs, DF_DIAG_MAX_FRAMES);
+    atomic_store_explicit(&a->snap_tail, slot->snap, memory_order_release);
+    if (n <= slot->nframes) return 0;
+    s->dwarf_unwound++;
+    *unwind_error = false;
+    return n;
+}
+
 df_errkind df__diag_timer_drain(df__diag_sampler *s, df__diag_attach *a, struct df__diag_writer *w, df_error *err) {
     if (!a->ring) return DF_OK;
     uint64_t tail = atomic_load_explicit(&a->tail, memory_order_relaxed);
@@ -228,6 +311,13 @@ df_errkind df__diag_timer_drain(df__diag_sampler *s, df__diag_attach *a, struct 
             .unwind_error = slot->unwind_error != 0,
             .pcs = slot->pcs,
         };
+        if (slot->snap && a->snaps) {
+            uint32_t n = unwind_snapshot(s, a, slot, s->pcs, &smp.unwind_error);
+            if (n) {
+                smp.nframes = n;
+                smp.pcs = s->pcs;
+            }
+        }
         k = df__diag_sampler_emit(s, &smp, w, err);
     }
     atomic_store_explicit(&a->tail, tail, memory_order_release);

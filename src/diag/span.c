@@ -238,11 +238,12 @@ static void slot_begin(df_diag_operation *op, df_diag_timing_slot *s, uint64_t n
 }
 
 /* Attaches the operation to the current capture generation, if any. */
-static void attach_capture(df_diag_operation *op, const df_diag_operation_options *opts) {
+static void attach_capture(df_diag_operation *op, const df_diag_operation_options *opts,
+                           const df_diag_thread *t) {
     op->budget = opts && opts->max_operator_activity_spans ? opts->max_operator_activity_spans
                                                            : DF_DIAG_DEFAULT_MAX_SPANS;
     uint64_t gen = atomic_load(&df__diag_generation);
-    if (!gen) return;
+    if (!gen || !df__diag_capture_traces_thread(t)) return;
     uint64_t id = df__diag_next_operation_id();
     if (!id) return; /* identities exhausted: not traced */
     op->id = id;
@@ -274,7 +275,7 @@ df_errkind df_diag_operation_begin(df_diag_op_kind kind, const df_diag_operation
         if (full) DF_FAIL(err, DF_ERR_LIMIT_EXCEEDED, "diagnostics span stack is full");
         return DF_OOM(err);
     }
-    attach_capture(op, opts);
+    attach_capture(op, opts, t);
     bool traced = op->generation != 0;
     f->kind = DF_DIAG_SK_OPERATION;
     f->op = op;

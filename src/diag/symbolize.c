@@ -9,7 +9,11 @@
  * no .symtab and has a build id, the separate debug file
  * /usr/lib/debug/.build-id/xx/yyyy.debug supplies the symbols instead.
  * Source lines come from DWARF through elfutils libdw when the build has it
- * (DF_HAVE_LIBDW), from the debug file when there is one.
+ * (DF_HAVE_LIBDW), from the debug file when there is one.  When neither the
+ * file nor /usr/lib/debug has what is needed and DEBUGINFOD_URLS is set, the
+ * debug file is asked from debuginfod through the system's libdebuginfod
+ * (loaded at run time, so there is no build dependency; never consulted
+ * without DEBUGINFOD_URLS).
  *
  * The kernel's [vdso] image is read in place from memory (bounded by its
  * mapping), so time calls resolve too.
@@ -21,7 +25,9 @@
  */
 #include "diag/symbolize.h"
 
+#include <dlfcn.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <sys/auxv.h>
 #include <stdlib.h>
@@ -213,6 +219,79 @@ static void open_dwarf(file_entry *f) {
 }
 #endif
 
+/* ------------------------------------------------------------------------ */
+/* debuginfod (optional, loaded at run time).                                */
+
+typedef void *(*dbgi_begin_fn)(void);
+typedef int (*dbgi_find_fn)(void *client, const unsigned char *build_id, int build_id_len, char **path);
+typedef void (*dbgi_end_fn)(void *client);
+
+static struct {
+    pthread_once_t once;  /* library lookup */
+    dbgi_begin_fn begin;  /* debuginfod_begin */
+    dbgi_find_fn find;    /* debuginfod_find_debuginfo */
+    dbgi_end_fn end;      /* debuginfod_end */
+} dbgi = {PTHREAD_ONCE_INIT, NULL, NULL, NULL};
+
+static void dbgi_load(void) {
+    void *h = dlopen("libdebuginfod.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!h) return;
+    dbgi.begin = (dbgi_begin_fn)dlsym(h, "debuginfod_begin");
+    dbgi.find = (dbgi_find_fn)dlsym(h, "debuginfod_find_debuginfo");
+    dbgi.end = (dbgi_end_fn)dlsym(h, "debuginfod_end");
+    if (!dbgi.begin || !dbgi.find || !dbgi.end) dbgi.begin = NULL;
+}
+
+bool df__diag_debuginfod_client_available(void) {
+    pthread_once(&dbgi.once, dbgi_load);
+    return dbgi.begin != NULL;
+}
+
+bool df__diag_debuginfod_configured(void) {
+    const char *urls = getenv("DEBUGINFOD_URLS");
+    return urls && urls[strspn(urls, " \t")];
+}
+
+/* Path of the debug file of build id `id` from debuginfod (owned), or NULL. */
+static char *debuginfod_fetch(const uint8_t *id, size_t len) {
+    if (!df__diag_debuginfod_configured() || !df__diag_debuginfod_client_available() || len > 64) return NULL;
+    void *client = dbgi.begin();
+    if (!client) return NULL;
+    char *path = NULL;
+    int fd = dbgi.find(client, id, (int)len, &path);
+    dbgi.end(client);
+    if (fd >= 0) close(fd);
+    char *out = fd >= 0 && path ? df_strdup(path) : NULL;
+    free(path); /* allocated by libdebuginfod with malloc */
+    return out;
+}
+
+#ifdef DF_HAVE_LIBDW
+/* True if the file itself carries DWARF line tables. */
+static bool has_own_dwarf(const char *path) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    Dwarf *d = dwarf_begin(fd, DWARF_C_READ);
+    bool ok = d != NULL;
+    if (d) dwarf_end(d);
+    close(fd);
+    return ok;
+}
+#endif
+
+/* Opens a separate debug file for f (path owned by f on success). */
+static void attach_debug_file(file_entry *f, char *path) {
+    if (!path) return;
+    df_error e = {0};
+    if (df__diag_elf_open(path, &f->debug, &e) == DF_OK) {
+        f->debug_path = path;
+    } else {
+        f->debug = NULL;
+        df_free(path);
+    }
+    df_error_clear(&e);
+}
+
 /* Reads the file's symbols (and debug file) once. */
 static void load_file(file_entry *f) {
     if (f->loaded) return;
@@ -229,14 +308,20 @@ static void load_file(file_entry *f) {
             n += snprintf(path + n, sizeof path - (size_t)n, "%02x", id[i]);
         if (n > 0 && (size_t)n + 7 < sizeof path) {
             memcpy(path + n, ".debug", 7);
-            if (df__diag_elf_open(path, &f->debug, &e) == DF_OK) f->debug_path = df_strdup(path);
-            df_error_clear(&e);
-            if (f->debug && !f->debug_path) { /* out of memory: do without it */
-                df__diag_elf_free(f->debug);
-                f->debug = NULL;
+            int fd = open(path, O_RDONLY | O_CLOEXEC);
+            if (fd >= 0) {
+                close(fd);
+                attach_debug_file(f, df_strdup(path));
             }
         }
     }
+    bool want = f->elf && !f->debug && idlen >= 2 && df__diag_debuginfod_configured();
+#ifdef DF_HAVE_LIBDW
+    want = want && (!df__diag_elf_has_symtab(f->elf) || !has_own_dwarf(f->path));
+#else
+    want = want && !df__diag_elf_has_symtab(f->elf);
+#endif
+    if (want) attach_debug_file(f, debuginfod_fetch(id, idlen));
 #ifdef DF_HAVE_LIBDW
     open_dwarf(f);
 #endif
@@ -312,6 +397,45 @@ df_errkind df__diag_symbolize(df__diag_symbolizer *s, uint64_t addr, df__diag_sy
     lookup_line(f, vaddr, out);
 #endif
     return DF_OK;
+}
+
+/*
+ * The process's shared symbolizer: captures symbolize with one instance that
+ * outlives them, so the symbol tables and line tables of the process's
+ * modules are read once per process, not once per capture (a ranked
+ * profile per operation would otherwise re-read libpython and our own
+ * library each time).  Only one capture runs at a time; the mutex guards
+ * hand-over between captures.  It is never freed (reachable until exit).
+ */
+static pthread_mutex_t shared_mu = PTHREAD_MUTEX_INITIALIZER;
+static df__diag_symbolizer *shared;
+static bool shared_busy;
+
+df_errkind df__diag_symbolizer_acquire(df__diag_symbolizer **out, df_error *err) {
+    *out = NULL;
+    pthread_mutex_lock(&shared_mu);
+    df_errkind k = DF_OK;
+    if (shared_busy) {
+        pthread_mutex_unlock(&shared_mu);
+        return df__diag_symbolizer_create(out, err); /* a second user (never with one capture): its own */
+    }
+    if (!shared) k = df__diag_symbolizer_create(&shared, err);
+    else k = refresh(shared, err); /* modules loaded or unloaded since the last capture */
+    if (k == DF_OK) {
+        shared_busy = true;
+        *out = shared;
+    }
+    pthread_mutex_unlock(&shared_mu);
+    return k;
+}
+
+void df__diag_symbolizer_release(df__diag_symbolizer *s) {
+    if (!s) return;
+    pthread_mutex_lock(&shared_mu);
+    bool mine = s == shared;
+    if (mine) shared_busy = false;
+    pthread_mutex_unlock(&shared_mu);
+    if (!mine) df__diag_symbolizer_destroy(s);
 }
 
 void df__diag_symbolizer_destroy(df__diag_symbolizer *s) {

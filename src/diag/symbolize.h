@@ -122,5 +122,17 @@ df_errkind df__diag_symbolizer_create(df__diag_symbolizer **out, df_error *err);
  */
 df_errkind df__diag_symbolize(df__diag_symbolizer *s, uint64_t addr, df__diag_symbol *out, df_error *err);
 void df__diag_symbolizer_destroy(df__diag_symbolizer *s);
+/*
+ * The process's shared symbolizer (kept between captures, refreshed on
+ * each acquire), or a private one if it is already in use.  Give it back
+ * with df__diag_symbolizer_release (which frees only a private one).
+ */
+df_errkind df__diag_symbolizer_acquire(df__diag_symbolizer **out, df_error *err);
+void df__diag_symbolizer_release(df__diag_symbolizer *s);
+
+/* DEBUGINFOD_URLS is set (non-blank): debug files may be fetched from debuginfod. */
+bool df__diag_debuginfod_configured(void);
+/* The system's libdebuginfod client library can be loaded. */
+bool df__diag_debuginfod_client_available(void);
 
 #endif

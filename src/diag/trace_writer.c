@@ -43,6 +43,9 @@
 #define SEQ_SERVICE 3
 #define CAT_PROFILE 1
 #define CAT_CONTEXT 2
+#define CAT_SCHED 3
+/* Room kept below a bound for the closing packets (stats, clock snapshot, service events). */
+#define CLOSING_HEADROOM 4096u
 
 /* TracePacket fields. */
 enum {
@@ -169,6 +172,30 @@ static void bytesmap_free(bytesmap *m) {
     df_free(m->slots);
 }
 
+/*
+ * Track key -> UUID of tracks already described, so an event on a known
+ * track costs one hash lookup instead of formatting and hashing the names
+ * of the track and its ancestors.
+ */
+typedef struct track_memo {
+    df_diag_track_key key; /* the key (kind 0 = empty slot; DIAGNOSTICS has kind 1) */
+    uint64_t uuid;         /* its UUID */
+} track_memo;
+
+static uint64_t key_hash(const df_diag_track_key *k) {
+    return df_hash_combine(df_hash_combine(k->kind, k->op_id), df_hash_combine(k->query_id, k->sub_id));
+}
+
+static bool key_equal(const df_diag_track_key *a, const df_diag_track_key *b) {
+    return a->kind == b->kind && a->op_id == b->op_id && a->query_id == b->query_id && a->sub_id == b->sub_id;
+}
+
+/* The slot of `k` or the empty slot where it belongs (cap > 0, load < 1). */
+static track_memo *memo_slot(track_memo *m, size_t cap, const df_diag_track_key *k) {
+    for (size_t i = (size_t)key_hash(k) & (cap - 1);; i = (i + 1) & (cap - 1))
+        if (m[i].key.kind == 0 || key_equal(&m[i].key, k)) return &m[i];
+}
+
 /* ------------------------------------------------------------------------ */
 /* Writer state.                                                             */
 
@@ -185,6 +212,8 @@ struct df__diag_writer {
     uint32_t pid;            /* this process */
     uint64_t process_uuid;   /* process track */
     u64map tracks;           /* uuid -> 1 for emitted TrackDescriptors */
+    struct track_memo *memo; /* semantic track key -> uuid of emitted tracks (open addressing) */
+    size_t memo_cap, memo_n; /* slots (power of two), used */
     bytesmap event_names;    /* span names (sequence 1) */
     bytesmap ann_names;      /* debug annotation names (sequence 1) */
     bool samples_started;    /* sequence 2 has its first packet */
@@ -199,6 +228,12 @@ struct df__diag_writer {
     bytesmap build_ids;      /* build ids */
     bytesmap callstacks;     /* frame iid sequences (root first) */
     uint64_t *stack_buf;     /* scratch frame iids of one sample */
+    size_t hold_bytes;       /* > 0: hold packets in memory up to this many bytes */
+    uint64_t max_file_bytes; /* > 0: file bound */
+    bool discarding;         /* a bound was reached: every later packet is dropped */
+    bool finishing;          /* the closing packets are being written (exempt from bounds) */
+    uint64_t discarded;      /* packets dropped at a bound */
+    uint64_t switches;       /* off-CPU intervals written */
 };
 
 static df_errkind io_fail(df__diag_writer *w, const char *what, int code) {
@@ -237,12 +272,31 @@ static void packet_begin(df__diag_writer *w) {
     pb_reset(&w->interned);
 }
 
+/*
+ * True when a packet of `size` bytes would pass a bound (keeping room for
+ * the closing packets).  Once a bound is reached every later packet is
+ * dropped, so no kept packet refers to interned data of a dropped one.
+ */
+static bool over_bound(df__diag_writer *w, size_t size) {
+    if (w->finishing) return false;
+    if (!w->discarding) {
+        uint64_t pending = (uint64_t)w->out.buf.len + size + CLOSING_HEADROOM;
+        if (w->hold_bytes && pending > w->hold_bytes) w->discarding = true;
+        if (w->max_file_bytes && w->bytes + pending > w->max_file_bytes) w->discarding = true;
+    }
+    return w->discarding;
+}
+
 /* Finishes the current packet: attaches interned data, appends it to the output. */
 static df_errkind packet_end(df__diag_writer *w) {
     if (w->interned.buf.len) pb_bytes(&w->pkt, TP_INTERNED, w->interned.buf.data, w->interned.buf.len);
     if (w->pkt.failed || w->interned.failed) return io_fail(w, "out of memory", ENOMEM);
+    if (over_bound(w, w->pkt.buf.len + 16)) {
+        w->discarded++;
+        return w->io_kind;
+    }
     pb_bytes(&w->out, 1, w->pkt.buf.data, w->pkt.buf.len);
-    if (w->out.buf.len >= FLUSH_BYTES) return flush_out(w);
+    if (!w->hold_bytes && w->out.buf.len >= FLUSH_BYTES) return flush_out(w);
     return w->out.failed ? io_fail(w, "out of memory", ENOMEM) : w->io_kind;
 }
 
@@ -344,6 +398,7 @@ static df_errkind write_spans_start(df__diag_writer *w) {
     intern_entry(w, ID_CATEGORIES, CAT_PROFILE, "delta_funnel.profile", strlen("delta_funnel.profile"));
     intern_entry(w, ID_CATEGORIES, CAT_CONTEXT, "delta_funnel.profile.context",
                  strlen("delta_funnel.profile.context"));
+    intern_entry(w, ID_CATEGORIES, CAT_SCHED, "delta_funnel.scheduler", strlen("delta_funnel.scheduler"));
     return packet_end(w);
 }
 
@@ -375,7 +430,8 @@ static df_errkind write_process_track(df__diag_writer *w) {
     return packet_end(w);
 }
 
-df_errkind df__diag_writer_open(const char *path, uint32_t sample_hz, df__diag_writer **out, df_error *err) {
+df_errkind df__diag_writer_open(const char *path, uint32_t sample_hz, const df__diag_writer_limits *lim,
+                                df__diag_writer **out, df_error *err) {
     *out = NULL;
     df__diag_writer *w = df_calloc(1, sizeof *w);
     if (!w || !(w->path = df_strdup(path))) {
@@ -394,6 +450,10 @@ df_errkind df__diag_writer_open(const char *path, uint32_t sample_hz, df__diag_w
     }
     (void)fchmod(w->fd, 0600); /* exact mode whatever the umask */
     w->sample_hz = sample_hz;
+    if (lim) {
+        w->hold_bytes = lim->hold_bytes;
+        w->max_file_bytes = lim->max_file_bytes;
+    }
     w->pid = (uint32_t)getpid();
     w->process_uuid = df_hash_combine(0x6466707266ULL, w->pid);
     pb_init(&w->out, 0);
@@ -499,7 +559,36 @@ static df_diag_track_key parent_key(const df_diag_track_key *k) {
  * Returns the UUID of a semantic track, writing its descriptor (and its
  * ancestors') the first time.  0 on failure (the error is sticky in w).
  */
+static uint64_t describe_track(df__diag_writer *w, const df_diag_track_key *k);
+
 static uint64_t ensure_track(df__diag_writer *w, const df_diag_track_key *k) {
+    if (w->memo_cap) {
+        track_memo *hit = memo_slot(w->memo, w->memo_cap, k);
+        if (hit->key.kind) return hit->uuid;
+    }
+    uint64_t uuid = describe_track(w, k);
+    if (!uuid) return 0;
+    if ((w->memo_n + 1) * 2 > w->memo_cap) { /* grow at 50% load (failure: just no memo) */
+        size_t cap = w->memo_cap ? w->memo_cap * 2 : 64;
+        track_memo *m = df_calloc(cap, sizeof *m);
+        if (!m) return uuid;
+        for (size_t i = 0; i < w->memo_cap; i++)
+            if (w->memo[i].key.kind) *memo_slot(m, cap, &w->memo[i].key) = w->memo[i];
+        df_free(w->memo);
+        w->memo = m;
+        w->memo_cap = cap;
+    }
+    track_memo *slot = memo_slot(w->memo, w->memo_cap, k);
+    if (!slot->key.kind) {
+        slot->key = *k;
+        slot->uuid = uuid;
+        w->memo_n++;
+    }
+    return uuid;
+}
+
+/* Computes a track's UUID, writing its descriptor (and its ancestors') the first time. */
+static uint64_t describe_track(df__diag_writer *w, const df_diag_track_key *k) {
     uint64_t parent = w->process_uuid;
     if (k->kind != DF_DIAG_TK_DIAGNOSTICS) {
         df_diag_track_key pk = parent_key(k);
@@ -677,7 +766,7 @@ df_errkind df__diag_writer_record(df__diag_writer *w, const df_diag_ev_head *rec
 
 static df_errkind write_samples_start(df__diag_writer *w) {
     df_error e = {0};
-    if (df__diag_symbolizer_create(&w->sym, &e) != DF_OK) w->sym = NULL; /* samples stay unsymbolized */
+    if (df__diag_symbolizer_acquire(&w->sym, &e) != DF_OK) w->sym = NULL; /* samples stay unsymbolized */
     df_error_clear(&e);
     w->stack_buf = df_malloc(DF_DIAG_MAX_FRAMES * sizeof *w->stack_buf);
     if (!w->stack_buf) return io_fail(w, "out of memory", ENOMEM);
@@ -832,13 +921,67 @@ static df_errkind write_trace_stats(df__diag_writer *w, const df_diag_capture_st
     size_t ts = pb_open(&w->pkt, TP_TRACE_STATS);
     size_t bs = pb_open(&w->pkt, 1);
     pb_uint(&w->pkt, 19, st->events_lost); /* trace_writer_packet_loss: records dropped at the cap */
+    if (w->discarded) pb_uint(&w->pkt, 18, w->discarded); /* chunks_discarded: packets dropped at a bound */
     pb_close(&w->pkt, bs);
     pb_close(&w->pkt, ts);
     return packet_end(w);
 }
 
+df_errkind df__diag_writer_flush(df__diag_writer *w, df_error *err) {
+    if (w->fd < 0 || w->hold_bytes) return copy_err(w, err);
+    if (w->io_kind == DF_OK && w->out.buf.len) flush_out(w);
+    return copy_err(w, err);
+}
+
+uint64_t df__diag_writer_discarded(const df__diag_writer *w) { return w ? w->discarded : 0; }
+uint64_t df__diag_writer_switches(const df__diag_writer *w) { return w ? w->switches : 0; }
+
+df_errkind df__diag_writer_offcpu(df__diag_writer *w, uint32_t tid, uint64_t out_ts, uint64_t in_ts,
+                                  uint32_t out_cpu, uint32_t in_cpu, bool preempted, df_error *err) {
+    if (w->io_kind == DF_OK) ensure_thread_track(w, tid);
+    if (w->io_kind == DF_OK) {
+        uint64_t track = thread_uuid(w, tid);
+        size_t at = event_begin(w, out_ts, track, 1, CAT_SCHED, preempted ? "Off CPU (preempted)" : "Off CPU (waiting)");
+        if (out_cpu != UINT32_MAX) ann_uint(w, "cpu_before", out_cpu);
+        if (in_cpu != UINT32_MAX) ann_uint(w, "cpu_after", in_cpu);
+        event_end(w, at);
+        at = event_begin(w, in_ts, track, 2, CAT_SCHED, NULL);
+        event_end(w, at);
+        w->switches++;
+    }
+    return w->io_kind == DF_OK ? DF_OK : copy_err(w, err);
+}
+
+/*
+ * The sampler in use, why, and what it recorded: an instant "Delta Funnel
+ * sampler" on the diagnostics track whose arguments Perfetto UI shows
+ * (backend, reason, requested and effective rate, samples, losses,
+ * threads, DWARF-unwound samples, scheduler context).  No identity: it is
+ * no semantic node.
+ */
+static void write_sampler_info(df__diag_writer *w, const df_diag_capture_stats *st) {
+    df_diag_track_key diag = {.kind = DF_DIAG_TK_DIAGNOSTICS};
+    uint64_t track = ensure_track(w, &diag);
+    if (!track) return;
+    size_t at = event_begin(w, clock_ns(CLOCK_MONOTONIC), track, 3, CAT_PROFILE, "Delta Funnel sampler");
+    ann_str(w, "sampler_backend", st->requested_hz ? df_diag_backend_name(st->backend) : "none");
+    ann_str(w, "sampler_reason", st->backend_reason);
+    ann_uint(w, "requested_hz", st->requested_hz);
+    ann_uint(w, "effective_millihertz", (uint64_t)(st->effective_hz * 1000.0));
+    ann_uint(w, "samples", st->samples);
+    ann_uint(w, "sample_weight", st->sample_weight);
+    ann_uint(w, "samples_lost", st->samples_lost);
+    ann_uint(w, "samples_dwarf_unwound", st->samples_dwarf_unwound);
+    ann_uint(w, "threads_sampled", st->threads_sampled);
+    ann_uint(w, "threads_not_sampled", st->threads_not_sampled);
+    if (st->scheduler_reason[0]) ann_str(w, "scheduler_context", st->scheduler_reason);
+    event_end(w, at);
+}
+
 df_errkind df__diag_writer_finish(df__diag_writer *w, const df_diag_capture_stats *st, df_error *err) {
     if (w->fd < 0) return copy_err(w, err);
+    w->finishing = true;
+    if (w->io_kind == DF_OK && w->sample_hz) write_sampler_info(w, st);
     if (w->io_kind == DF_OK) write_trace_stats(w, st);
     if (w->io_kind == DF_OK) write_clock_snapshot(w);
     if (w->io_kind == DF_OK) write_service_event(w, 3); /* all_data_sources_flushed */
@@ -863,12 +1006,13 @@ void df__diag_writer_abandon(df__diag_writer *w) {
 void df__diag_writer_destroy(df__diag_writer *w) {
     if (!w) return;
     if (w->fd >= 0) close(w->fd);
-    df__diag_symbolizer_destroy(w->sym);
+    df__diag_symbolizer_release(w->sym);
     df_buf_free(&w->out.buf);
     df_buf_free(&w->pkt.buf);
     df_buf_free(&w->interned.buf);
     df_error_clear(&w->io_err);
     u64map_free(&w->tracks);
+    df_free(w->memo);
     u64map_free(&w->frames);
     u64map_free(&w->mappings);
     bytesmap_free(&w->event_names);

@@ -1,7 +1,8 @@
 /*
  * Execution context services (cancellation, CPU tokens, memory accounting)
  * and the plumbing shared by every operator (node allocation, operator
- * state initialisation, schemas from logical columns).
+ * state initialisation, the instrumented slow paths of df_op_next and
+ * df_pnode_open, schemas from logical columns).
  */
 #include "exec/exec_int.h"
 
@@ -50,6 +51,7 @@ void df_op_init(df_op *op, const df_op_vt *vt, df_pnode *node, df_exec_ctx *ctx,
     op->parent = NULL;
     op->child_ns = 0;
     op->m = NULL;
+    op->stream_id = 0;
     if (node->metrics && partition >= 0 && partition < node->partitions) {
         op->m = &node->metrics[partition];
         if (!op->m->opened) {
@@ -57,6 +59,39 @@ void df_op_init(df_op *op, const df_op_vt *vt, df_pnode *node, df_exec_ctx *ctx,
             op->m->start_ns = (int64_t)df_now_ns();
         }
     }
+    op->instrumented = op->m != NULL || ctx->dq != NULL;
+}
+
+df_errkind df__op_next_instrumented(df_op *op, df_batch **out, df_error *err) {
+    df_diag_span act = df_diag_activity_begin(op->ctx->dq, &op->node->dnode, DF_DIAG_ACTIVITY_POLL_NEXT,
+                                              op->partition, op->stream_id);
+    if (!op->m) {
+        df_errkind k = op->vt->next(op, out, err);
+        df_diag_span_end(act, k ? DF_DIAG_RESULT_ERROR : *out ? DF_DIAG_RESULT_BATCH : DF_DIAG_RESULT_EOF);
+        return k;
+    }
+    uint64_t t0 = df_now_ns();
+    int64_t child0 = op->child_ns;
+    df_errkind k = op->vt->next(op, out, err);
+    int64_t dt = (int64_t)(df_now_ns() - t0);
+    op->m->elapsed_compute += dt - (op->child_ns - child0);
+    if (op->parent) op->parent->child_ns += dt;
+    if (k == DF_OK && *out) {
+        op->m->output_rows += (*out)->nrows;
+        op->m->output_batches++;
+    }
+    df_diag_span_end(act, k ? DF_DIAG_RESULT_ERROR : *out ? DF_DIAG_RESULT_BATCH : DF_DIAG_RESULT_EOF);
+    return k;
+}
+
+df_errkind df__pnode_open_traced(df_pnode *n, df_exec_ctx *ctx, int32_t p, df_op *parent, df_op **out,
+                                 df_error *err) {
+    uint64_t stream = df_diag_query_next_stream_id(ctx->dq);
+    df_diag_span act = df_diag_activity_begin(ctx->dq, &n->dnode, DF_DIAG_ACTIVITY_EXECUTE, p, stream);
+    df_errkind k = n->vt->open(n, ctx, p, parent, out, err);
+    if (k == DF_OK) (*out)->stream_id = stream;
+    df_diag_span_end(act, k ? DF_DIAG_RESULT_ERROR : DF_DIAG_RESULT_STREAM);
+    return k;
 }
 
 df_errkind df_pnode_new(const df_pnode_vt *vt, df_schema *schema, int32_t partitions, int32_t ninputs,

@@ -19,6 +19,13 @@
  * output rows and batches per (node, partition); time an operator spends
  * pulling its children or waiting on a queue is subtracted, so
  * elapsed_compute is the operator's own work.
+ *
+ * Diagnostics.  When the execution belongs to a traced query (ctx->dq),
+ * df_pnode_open() records an `execute` activity (with a fresh
+ * execution_stream_id for the new operator state), df_op_next() a
+ * `poll_next` activity, exchange producers a partition task (a runtime
+ * worker lane), and the Delta scan its output waits.  Untraced and
+ * unprofiled, df_op_next() and df_pnode_open() cost one predictable branch.
  */
 #ifndef DF_EXEC_EXEC_INT_H
 #define DF_EXEC_EXEC_INT_H
@@ -26,6 +33,7 @@
 #include <pthread.h>
 
 #include "common/thread_pool.h"
+#include "diag/diag.h"
 #include "exec/query.h"
 #include "sql/logical_plan.h"
 
@@ -48,6 +56,7 @@ typedef struct df_exec_ctx {
     _Atomic int64_t mem_used;       /* bytes reserved by hash tables and sorts */
     _Atomic int64_t mem_peak;       /* highest mem_used seen */
     int64_t mem_limit;              /* 0 = unlimited */
+    df_diag_query *dq;              /* traced query (spans recorded), or NULL */
 } df_exec_ctx;
 
 /* True when the execution should stop (consumer gone, error elsewhere, or user cancel). */
@@ -94,22 +103,17 @@ struct df_op {
     df_op_metrics *m;               /* this partition's metrics (NULL without profiling) */
     df_op *parent;                  /* operator that pulls this one in the same thread, or NULL */
     int64_t child_ns;               /* time spent in children / waiting during the current call */
+    bool instrumented;              /* metrics or spans: next() goes through df__op_next_instrumented */
+    uint64_t stream_id;             /* execution_stream_id of the execute() that made it (traced), 0 */
 };
 
-/* Pulls one batch, timing and counting it when profiling. */
+/* df_op_next for profiled or traced operators: metrics and the poll_next activity. */
+df_errkind df__op_next_instrumented(df_op *op, df_batch **out, df_error *err);
+
+/* Pulls one batch, timing and counting it when profiling, recording it when traced. */
 static inline df_errkind df_op_next(df_op *op, df_batch **out, df_error *err) {
-    if (!op->m) return op->vt->next(op, out, err);
-    uint64_t t0 = df_now_ns();
-    int64_t child0 = op->child_ns;
-    df_errkind k = op->vt->next(op, out, err);
-    int64_t dt = (int64_t)(df_now_ns() - t0);
-    op->m->elapsed_compute += dt - (op->child_ns - child0);
-    if (op->parent) op->parent->child_ns += dt;
-    if (k == DF_OK && *out) {
-        op->m->output_rows += (*out)->nrows;
-        op->m->output_batches++;
-    }
-    return k;
+    if (DF_LIKELY(!op->instrumented)) return op->vt->next(op, out, err);
+    return df__op_next_instrumented(op, out, err);
 }
 
 static inline void df_op_close(df_op *op) {
@@ -145,12 +149,18 @@ struct df_pnode {
     df_op_metrics *metrics;         /* [partitions] when profiling, else NULL */
     void *priv;                     /* operator-specific plan data */
     const char *display_name;       /* name override (DeltaScanExec / ScanExec), or NULL */
+    df_diag_node dnode;             /* identity in diagnostics spans (set when the execution is traced) */
 };
+
+/* df_pnode_open of a traced execution: the execute activity and the new state's stream id. */
+df_errkind df__pnode_open_traced(df_pnode *n, df_exec_ctx *ctx, int32_t p, df_op *parent, df_op **out,
+                                 df_error *err);
 
 /* Opens partition p of n as a child of `parent` (which may be NULL). */
 static inline df_errkind df_pnode_open(df_pnode *n, df_exec_ctx *ctx, int32_t p, df_op *parent, df_op **out,
                                        df_error *err) {
-    return n->vt->open(n, ctx, p, parent, out, err);
+    if (DF_LIKELY(!ctx->dq)) return n->vt->open(n, ctx, p, parent, out, err);
+    return df__pnode_open_traced(n, ctx, p, parent, out, err);
 }
 
 /* Allocates a node with `ninputs` children slots and a schema reference. */

@@ -89,6 +89,8 @@ static void produce(void *arg) {
     memset(&err, 0, sizeof err);
     df_error_clear(&err);
     df_exec_token_acquire(ctx);
+    /* A partition task: this pool thread works on a runtime worker lane of the query until it returns. */
+    df_diag_span task = df_diag_task_begin(ctx->dq, pr->partition);
     df_op *child = NULL;
     df_errkind k = df_pnode_open(x->input, ctx, pr->partition, NULL, &child, &err);
     while (!k) {
@@ -112,6 +114,7 @@ static void produce(void *arg) {
         pthread_mutex_unlock(&x->mu);
     }
     df_op_close(child);
+    df_diag_span_end(task, k ? DF_DIAG_RESULT_ERROR : DF_DIAG_RESULT_OK);
     df_exec_token_release(ctx);
     if (k) record_error(x, k, &err);
     df_error_clear(&err);

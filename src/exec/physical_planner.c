@@ -193,6 +193,12 @@ static int32_t assign_ids(df_pnode *n, int32_t next) {
     return next;
 }
 
+/* Diagnostics identity of every node: pre-order id, parent id (-1 at the root), interned operator name. */
+static void name_nodes(df_pnode *n, int64_t parent) {
+    n->dnode = (df_diag_node){n->id, parent, df_diag_name_intern(df_pnode_name(n))};
+    for (int32_t i = 0; i < n->ninputs; i++) name_nodes(n->inputs[i], n->id);
+}
+
 static df_errkind alloc_metrics(df_pnode *n, df_error *err) {
     n->metrics = df_calloc((size_t)n->partitions, sizeof(df_op_metrics));
     if (!n->metrics) return DF_OOM(err);
@@ -207,6 +213,7 @@ df_errkind df_exec_plan(const df_lnode *root, df_exec_ctx *ctx, df_pnode **out, 
     df_errkind k = single(p, &p, err);
     if (k) return k;
     assign_ids(p, 0);
+    if (ctx->dq) name_nodes(p, -1);
     if (ctx->profile && (k = alloc_metrics(p, err))) {
         df_pnode_free(p);
         return k;

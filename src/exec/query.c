@@ -264,6 +264,7 @@ df_errkind df_query_execute(const df_query *q, const df_exec_options *opts, df_b
     ctx->user_cancel = opts->cancel;
     ctx->profile = opts->execution_profile;
     ctx->mem_limit = opts->memory_limit > 0 ? opts->memory_limit : 0;
+    ctx->dq = opts->diag_query;
     ctx->tokens = ctx->target_partitions;
     pthread_mutex_init(&ctx->tok_mu, NULL);
     pthread_cond_init(&ctx->tok_cv, NULL);

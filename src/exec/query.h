@@ -80,15 +80,25 @@ df_errkind df_query_explain(const df_query *q, df_buf *out, df_error *err);
 /* ------------------------------------------------------------------------ */
 /* Execution                                                                 */
 
+struct df_diag_query;
+
 typedef struct df_exec_options {
     int32_t target_partitions;      /* workers; <= 0 means the number of CPUs */
     int32_t batch_size;             /* rows per batch; <= 0 means 8192 */
     const _Atomic bool *cancel;     /* optional: set to true to cancel (polled per batch) */
     bool execution_profile;         /* collect per-operator metrics (see df_exec_stream_profile) */
     int64_t memory_limit;           /* bytes for hash tables and sort buffers; <= 0 = unlimited */
+    /*
+     * The traced query this execution belongs to (df_diag_query_begin), or
+     * NULL: then the executor records no spans (one predictable branch per
+     * batch).  When set, partition tasks, operator execute/poll_next
+     * activities and the Delta scan's output waits are recorded (see
+     * src/exec/README.md); the query must outlive the stream.
+     */
+    struct df_diag_query *diag_query;
 } df_exec_options;
 
-/* Fills the defaults (all partitions, 8192 rows, no cancel flag, no profile, no limit). */
+/* Fills the defaults (all partitions, 8192 rows, no cancel flag, no profile, no limit, not traced). */
 void df_exec_options_init(df_exec_options *opts);
 
 /*

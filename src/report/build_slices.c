@@ -307,6 +307,10 @@ static df_errkind select_operations(df__build *b, df_error *err) {
         if (b->ops[i].op_id == b->ops[i - 1].op_id)
             return df__report_fail(err, DF_ERR_BINARY_FORMAT, "aggregate_validation", "audit_failed",
                                    "operation %lld has more than one root slice", (long long)b->ops[i].op_id);
+    return DF_OK;
+}
+
+static df_errkind require_operations(const df__build *b, df_error *err) {
     if (b->nops == 0)
         return df__report_fail(err, DF_ERR_NOT_FOUND, "health", "incomplete_capture",
                                "input trace contains no retained Delta Funnel operation");
@@ -530,6 +534,7 @@ static df_errkind choose_parents(df__build *b, df_error *err) {
 typedef struct health {
     int64_t missing_identity, crossing_worker, crossing_planning, crossing_exec, invalid_planning, invalid_exec,
         truncation, incomplete_roots;
+    int64_t operator_slices, planning_slices, exec_slices; /* slices by health kind */
 } health;
 
 enum { HK_OTHER, HK_EXEC, HK_OPERATOR, HK_PLAN_ACTIVITY, HK_OPERATION, HK_PHASE, HK_QUERY, HK_QUERY_PLANNING };
@@ -639,6 +644,9 @@ static df_errkind compute_health(df__build *b, health *h, df_error *err) {
         if (!strcmp(name, "Operator activity trace truncated") && s->instant) h->truncation++;
         if (!strcmp(name, "Delta Funnel diagnostic group") || !strcmp(name, "Operator activity trace truncated")) continue;
         int kind = health_kind(b, s);
+        h->operator_slices += kind == HK_OPERATOR;
+        h->planning_slices += kind == HK_PLAN_ACTIVITY;
+        h->exec_slices += kind == HK_EXEC;
         h->missing_identity += missing_identity(b, s, kind, t->op_id);
         if (kind == HK_OPERATOR && t->role == DF__BT_WORKER && crossing(b, s, kind, pe)) h->crossing_worker++;
         if (kind == HK_EXEC && crossing(b, s, kind, pe)) h->crossing_exec++;
@@ -782,6 +790,7 @@ static df_errkind build_steps(df__build *b, df_error *err) {
     DF_TRY(build_tracks(b, err));
     DF_TRY(build_slices(b, err));
     DF_TRY(select_operations(b, err));
+    DF_TRY(require_operations(b, err));
     DF_TRY(make_nodes(b, err));
     DF_TRY(choose_parents(b, err));
     health h;
@@ -834,4 +843,113 @@ df_errkind df_report_build_from_trace(const void *bytes, size_t len, const df_re
     *out = b.p;
     build_free(&b);
     return DF_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Capture health without a model (spec 6.6).                                */
+
+/* Result-bearing semantic slices without a terminal result (the same rule as the model's metadata). */
+static int64_t missing_results(const df__build *b) {
+    int64_t n = 0;
+    for (size_t i = 0; i < b->nnodes; i++) {
+        const df__bslice *s = &b->slices[b->nodes[i].slice];
+        if (b->nodes[i].result_bearing && (s->dur < 0 || !df__build_arg_str(b, &s->args, DF__PT_S_RESULT))) n++;
+    }
+    return n;
+}
+
+static void fill_health_row(const df__build *b, const health *h, size_t len, df_report_health *out) {
+    const df__pt_trace *t = &b->tr;
+    memset(out, 0, sizeof *out);
+    out->operation_root_count = (int64_t)b->nops;
+    out->incomplete_operation_root_count = h->incomplete_roots;
+    out->operator_slice_count = h->operator_slices;
+    out->planning_activity_slice_count = h->planning_slices;
+    out->execution_activity_slice_count = h->exec_slices;
+    out->truncation_marker_count = h->truncation;
+    out->missing_identity_field_count = h->missing_identity;
+    out->missing_terminal_result_count = missing_results(b);
+    out->crossing_worker_slice_count = h->crossing_worker;
+    out->crossing_planning_activity_slice_count = h->crossing_planning;
+    out->crossing_execution_activity_slice_count = h->crossing_exec;
+    out->invalid_planning_activity_hierarchy_count = h->invalid_planning;
+    out->invalid_execution_activity_hierarchy_count = h->invalid_exec;
+    for (size_t i = 0; i < t->nsamples; i++) {
+        bool profiled = b->nops == 0;
+        for (size_t o = 0; o < b->nops && !profiled; o++) profiled = b->ops[o].pid == t->samples[i].pid;
+        if (!profiled) continue;
+        out->perf_sample_count++;
+        out->perf_sample_without_callsite_count += t->samples[i].stack == 0;
+    }
+    out->perf_samples_skipped = t->samples_skipped;
+    out->buffer_loss_count = t->buffer_loss;
+    out->data_source_loss_count = t->data_source_loss;
+    out->flush_failure_count = t->flush_failures;
+    out->finalization_observed = t->tracing_disabled;
+    out->trace_duration_ns = t->min_ts <= t->max_ts ? t->max_ts - t->min_ts : 0;
+    out->configured_file_cap_bytes = -1;
+    out->saved_file_bytes = (int64_t)DF_MIN(len, (size_t)INT64_MAX);
+    out->semantic_complete = b->nops > 0 && h->incomplete_roots == 0 && h->truncation == 0 &&
+                             h->missing_identity == 0 && out->missing_terminal_result_count == 0 &&
+                             h->crossing_worker == 0 && h->crossing_planning == 0 && h->crossing_exec == 0 &&
+                             h->invalid_planning == 0 && h->invalid_exec == 0 && t->buffer_loss == 0;
+    out->capture_complete = out->semantic_complete && out->finalization_observed && t->flush_failures == 0 &&
+                            t->buffer_loss == 0 && t->data_source_loss == 0;
+}
+
+df_errkind df_report_capture_health(const void *bytes, size_t len, const df_report_build_options *opts,
+                                    df_report_health *out, df_error *err) {
+    memset(out, 0, sizeof *out);
+    df__build b;
+    memset(&b, 0, sizeof b);
+    b.scope = opts ? opts->capture_scope_id : 0;
+    DF_TRY(df__pt_decode(bytes, len, opts ? opts->max_trace_bytes : 0, &b.tr, err));
+    b.p = df__report_profile_new();
+    if (!b.p) {
+        build_free(&b);
+        return oom(err);
+    }
+    b.trace_end = b.tr.max_ts == INT64_MIN ? 0 : b.tr.max_ts;
+    health h;
+    df_errkind k = build_tracks(&b, err);
+    if (k == DF_OK) k = build_slices(&b, err);
+    if (k == DF_OK) k = select_operations(&b, err);
+    if (k == DF_OK) k = make_nodes(&b, err);
+    if (k == DF_OK) k = compute_health(&b, &h, err);
+    if (k == DF_OK) fill_health_row(&b, &h, len, out);
+    df_report_profile_destroy(b.p);
+    build_free(&b);
+    return k;
+}
+
+df_errkind df_report_health_csv(const df_report_health *h, df_buf *out, df_error *err) {
+    static const char *const header =
+        "capture_complete,semantic_complete,operation_root_count,incomplete_operation_root_count,"
+        "operator_slice_count,planning_activity_slice_count,execution_activity_slice_count,"
+        "truncation_marker_count,missing_identity_field_count,missing_terminal_result_count,"
+        "crossing_worker_slice_count,crossing_planning_activity_slice_count,"
+        "crossing_execution_activity_slice_count,invalid_planning_activity_hierarchy_count,"
+        "invalid_execution_activity_hierarchy_count,perf_sample_count,perf_sample_without_callsite_count,"
+        "perf_samples_skipped,buffer_loss_count,data_source_loss_count,flush_failure_count,"
+        "finalization_observed,trace_duration_seconds,configured_file_cap_bytes,saved_file_bytes\n";
+    char cap[32] = "";
+    if (h->configured_file_cap_bytes >= 0) snprintf(cap, sizeof cap, "%lld", (long long)h->configured_file_cap_bytes);
+    DF_TRY(df_buf_append(out, header, strlen(header), err));
+    return df_buf_printf(out, err,
+                          "%d,%d,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,%lld,"
+                          "%lld,%lld,%d,%lld.%06lld,%s,%lld\n",
+                          h->capture_complete, h->semantic_complete, (long long)h->operation_root_count,
+                          (long long)h->incomplete_operation_root_count, (long long)h->operator_slice_count,
+                          (long long)h->planning_activity_slice_count, (long long)h->execution_activity_slice_count,
+                          (long long)h->truncation_marker_count, (long long)h->missing_identity_field_count,
+                          (long long)h->missing_terminal_result_count, (long long)h->crossing_worker_slice_count,
+                          (long long)h->crossing_planning_activity_slice_count,
+                          (long long)h->crossing_execution_activity_slice_count,
+                          (long long)h->invalid_planning_activity_hierarchy_count,
+                          (long long)h->invalid_execution_activity_hierarchy_count, (long long)h->perf_sample_count,
+                          (long long)h->perf_sample_without_callsite_count, (long long)h->perf_samples_skipped,
+                          (long long)h->buffer_loss_count, (long long)h->data_source_loss_count,
+                          (long long)h->flush_failure_count, h->finalization_observed,
+                          (long long)(h->trace_duration_ns / 1000000000), (long long)(h->trace_duration_ns % 1000000000 / 1000),
+                          cap, (long long)h->saved_file_bytes);
 }

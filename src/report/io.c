@@ -116,6 +116,19 @@ df_errkind df_report_build_from_trace_file(const char *path, const df_report_bui
     return k;
 }
 
+df_errkind df_report_capture_health_file(const char *path, const df_report_build_options *opts,
+                                         df_report_health *out, df_error *err) {
+    memset(out, 0, sizeof *out);
+    if (!path) return df__report_fail(err, DF_ERR_INVALID_ARGUMENT, "input", "missing_input", "a trace path is required");
+    size_t max = opts && opts->max_trace_bytes ? opts->max_trace_bytes : DF_REPORT_DEFAULT_MAX_TRACE_BYTES;
+    uint8_t *bytes;
+    size_t len;
+    DF_TRY(read_file(path, max, false, &bytes, &len, err));
+    df_errkind k = df_report_capture_health(bytes, len, opts, out, err);
+    df_free(bytes);
+    return k;
+}
+
 df_errkind df_report_read_dfprofile(const char *path, df_report_profile **out, df_error *err) {
     *out = NULL;
     if (!path) return df__report_fail(err, DF_ERR_INVALID_ARGUMENT, "input", "missing_input", "a profile input path is required");
@@ -144,18 +157,6 @@ static int make_dirs(char *dir) {
     }
     if (mkdir(dir, 0777) != 0 && errno != EEXIST) return errno;
     return stat(dir, &st) == 0 && S_ISDIR(st.st_mode) ? 0 : ENOTDIR;
-}
-
-/* The process umask, read without changing it (Linux /proc; 022 when unknown). */
-static mode_t current_umask(void) {
-    FILE *f = fopen("/proc/self/status", "re");
-    unsigned int mask = 022;
-    if (!f) return (mode_t)mask;
-    char line[256];
-    while (fgets(line, sizeof line, f))
-        if (sscanf(line, "Umask: %o", &mask) == 1) break;
-    fclose(f);
-    return (mode_t)(mask & 0777);
 }
 
 static bool write_all(int fd, const void *bytes, size_t len) {
@@ -206,7 +207,8 @@ df_errkind df_report_write_file(const char *path, const void *bytes, size_t len,
         if (fd < 0) k = io_fail(err, DF_ERR_IO, "output", "create_temporary_failed", errno, "cannot create a temporary file", path);
     }
     if (k == DF_OK) {
-        bool ok = write_all(fd, bytes, len) && fchmod(fd, 0666 & ~current_umask()) == 0 && fsync(fd) == 0;
+        /* 0600: reports and artifacts hold paths, thread names, function names and timing. */
+        bool ok = write_all(fd, bytes, len) && fchmod(fd, 0600) == 0 && fsync(fd) == 0;
         e = errno;
         if (close(fd) != 0 && ok) ok = false, e = errno;
         if (!ok) k = io_fail(err, DF_ERR_IO, "output", "write_failed", e, "cannot write the output", path);

@@ -78,6 +78,25 @@ static bool rd_varint(pbr *r, uint64_t *out) {
     return false;
 }
 
+/*
+ * True if [p, end) is the start of a packet field (Trace.packet, field 1,
+ * length-delimited) cut short: its key is complete and either its length
+ * varint runs to the end or the length exceeds the bytes left.
+ */
+static bool truncated_tail(const uint8_t *p, const uint8_t *end) {
+    if (p >= end || *p != ((1u << 3) | 2u)) return false;
+    pbr r = {p + 1, end};
+    uint64_t n;
+    const uint8_t *q = r.p;
+    if (!rd_varint(&r, &n)) {
+        /* The length itself is cut: only continuation bytes until the end. */
+        for (; q < end; q++)
+            if (!(*q & 0x80)) return false;
+        return true;
+    }
+    return n > (uint64_t)(end - r.p);
+}
+
 /* Reads the next field: 1 = read, 0 = end of message, -1 = malformed. */
 static int pb_next(pbr *r, pbf *f) {
     if (r->p >= r->end) return 0;
@@ -1119,9 +1138,18 @@ df_errkind df__pt_decode(const uint8_t *bytes, size_t len, size_t max_bytes, df_
     pbf f;
     int rc;
     df_errkind k = DF_OK;
+    size_t packets = 0;
+    const uint8_t *at = r.p;
     while (k == DF_OK && (rc = pb_next(&r, &f)) > 0) {
-        if (f.field == 1 && f.wire == 2) k = read_packet(t, w, f.data, f.len, err);
+        if (f.field == 1 && f.wire == 2) k = read_packet(t, w, f.data, f.len, err), packets++;
         else if (f.field == 1) k = malformed(w, err, r.p, "packet is not length-delimited");
+        at = r.p;
+    }
+    if (k == DF_OK && rc < 0 && packets > 0 && truncated_tail(at, bytes + len)) {
+        /* A writer that died mid-packet: keep what is complete, count the cut packet as lost. */
+        t->data_source_loss = t->data_source_loss < INT64_MAX ? t->data_source_loss + 1 : INT64_MAX;
+        t->truncated_tail_bytes = (size_t)(bytes + len - at);
+        rc = 0;
     }
     if (k == DF_OK && rc < 0) k = malformed(w, err, r.p, "truncated or corrupt packet framing");
     if (k != DF_OK) {

@@ -136,6 +136,7 @@ typedef struct df__pt_trace {
     int64_t samples_skipped;        /* perf samples with sample_skipped_reason */
     int64_t kernel_records_lost;    /* Σ kernel_records_lost (profiler-dropped samples) */
     int64_t min_ts, max_ts;         /* trace bounds over converted timestamps (INT64_MAX/MIN if none) */
+    size_t truncated_tail_bytes;    /* bytes of a last packet cut short (a writer that died), ignored */
     void *work;                     /* decoder state (freed by df__pt_trace_free) */
 } df__pt_trace;
 

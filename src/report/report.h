@@ -90,6 +90,58 @@ df_errkind df_report_build_from_trace_file(const char *path, const df_report_bui
 /* Frees a model.  Accepts NULL. */
 void df_report_profile_destroy(df_report_profile *p);
 
+/* ------------------------------------------------------------------------ */
+/* Capture health (reference diagnostics-spec 6.6).                          */
+
+/* One health row; columns in the reference's order (df_report_health_csv). */
+typedef struct df_report_health {
+    bool capture_complete;                 /* semantic_complete, finalization seen, no flush/buffer/source loss */
+    bool semantic_complete;                /* >= 1 root, no incomplete roots, markers, identity/result/nesting faults */
+    int64_t operation_root_count;          /* selected operation roots */
+    int64_t incomplete_operation_root_count; /* roots without an end */
+    int64_t operator_slice_count;          /* operator activities */
+    int64_t planning_activity_slice_count; /* planning activities */
+    int64_t execution_activity_slice_count; /* Await Delta scan output spans */
+    int64_t truncation_marker_count;       /* activity budget reached (not loss) */
+    int64_t missing_identity_field_count;  /* see the spec */
+    int64_t missing_terminal_result_count; /* result-bearing slices without a result */
+    int64_t crossing_worker_slice_count;
+    int64_t crossing_planning_activity_slice_count;
+    int64_t crossing_execution_activity_slice_count;
+    int64_t invalid_planning_activity_hierarchy_count;
+    int64_t invalid_execution_activity_hierarchy_count;
+    int64_t perf_sample_count;             /* samples of the profiled processes */
+    int64_t perf_sample_without_callsite_count; /* of those, without a usable call stack */
+    int64_t perf_samples_skipped;          /* samples the producer skipped */
+    int64_t buffer_loss_count;             /* packets lost to buffer bounds */
+    int64_t data_source_loss_count;        /* other data loss (invalid packets, clocks, truncated tail) */
+    int64_t flush_failure_count;           /* failed flushes */
+    bool finalization_observed;            /* the trace saw tracing stop */
+    int64_t trace_duration_ns;             /* last minus first timestamp */
+    int64_t configured_file_cap_bytes;     /* echoed input, -1 = none */
+    int64_t saved_file_bytes;              /* echoed input: the file's size */
+} df_report_health;
+
+/*
+ * Computes the health row of a trace (only operations of
+ * opts->capture_scope_id when set).  Unlike a build, a trace without any
+ * operation, with missing identity fields, or cut short after a complete
+ * packet is not an error: the row says what is missing.  Fails only on
+ * bytes that are not a trace (phase "input", reason "malformed_trace"),
+ * size limits and DF_ERR_OUT_OF_MEMORY.  `out` is filled on success;
+ * configured_file_cap_bytes is -1 and saved_file_bytes is `len`.
+ */
+df_errkind df_report_capture_health(const void *bytes, size_t len, const df_report_build_options *opts,
+                                    df_report_health *out, df_error *err);
+/* Same from a trace file (regular file; unreadable: phase "input", reasons "not_file" / "unreadable"). */
+df_errkind df_report_capture_health_file(const char *path, const df_report_build_options *opts,
+                                         df_report_health *out, df_error *err);
+/*
+ * Appends the CSV header line and the row (reference column names; booleans
+ * as 0/1, trace_duration_seconds with 6 decimals, an absent cap empty).
+ */
+df_errkind df_report_health_csv(const df_report_health *h, df_buf *out, df_error *err);
+
 /*
  * Checks the validation invariants of spec 2.9 (bounds, metadata
  * consistency, intervals, structure, sample conservation and folds).

@@ -88,6 +88,7 @@ typedef struct preview_run {
     df_table *table;             /* borrowed */
     df_preview_options opts;     /* copy */
     df_diag_operation *op;       /* timings */
+    df_diag_query *dq;           /* the traced query (NULL when no capture records the preview) */
     df_diag_span phase;          /* the open phase span */
     df_diag_phase phase_id;      /* which phase is open (0 = none) */
     df_query *limited;           /* LIMIT query, owned */
@@ -121,11 +122,17 @@ static df_errkind stage_dataframe(preview_run *r, df_error *err) {
     return df_query_limit(r->table->entry->query, r->opts.limit, &r->limited, err);
 }
 
+/* Physical planning is the query's planning span ("DataFusion query planning") when traced. */
 static df_errkind stage_physical(preview_run *r, df_error *err) {
     df_exec_options eo;
     df__session_exec_options(r->table->session, &eo);
     eo.execution_profile = r->opts.execution_profile;
-    return df_query_execute(r->limited, &eo, &r->stream, err);
+    DF_TRY(df_diag_query_begin(r->op, DF_DIAG_QUERY_PREVIEW, NULL, &r->dq, err));
+    eo.diag_query = r->dq;
+    df_diag_span planning = df_diag_query_planning_begin(r->dq);
+    df_errkind k = df_query_execute(r->limited, &eo, &r->stream, err);
+    df_diag_span_end(planning, k == DF_OK ? DF_DIAG_RESULT_OK : DF_DIAG_RESULT_ERROR);
+    return k;
 }
 
 static df_errkind stage_stream_setup(preview_run *r, df_error *err) {

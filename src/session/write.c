@@ -434,7 +434,13 @@ static df_errkind stream_steps(wrun *r, df_error *err) {
     df__session_exec_options(r->s, &eo);
     eo.execution_profile = r->opts->execution_profile;
     eo.cancel = r->opts->cancel;
-    df_errkind k = df_query_execute(r->query, &eo, &r->stream, err);
+    /* Traced: the output's query (owner = output name) with its planning span around physical planning. */
+    df_diag_query *dq = NULL;
+    df_errkind k = df_diag_query_begin(r->ctx->op, DF_DIAG_QUERY_MSSQL_OUTPUT, r->spec->name, &dq, err);
+    eo.diag_query = dq;
+    df_diag_span planning = df_diag_query_planning_begin(dq);
+    if (k == DF_OK) k = df_query_execute(r->query, &eo, &r->stream, err);
+    df_diag_span_end(planning, k == DF_OK ? DF_DIAG_RESULT_OK : DF_DIAG_RESULT_ERROR);
     step_end(sp, k);
     if (k != DF_OK) return fail(r, S_PHYSICAL, k, err);
     sp = step_begin(r, S_STREAM);
@@ -861,6 +867,7 @@ static df_errkind finalize_step(wrun *r, df_error *err) {
     if (r->pool) {
         df_wpool *p = r->pool;
         r->pool = NULL;
+        df__wpool_enter(p); /* ... and for the finalization while they finish their loads */
         k = df__wpool_finish(p, &server_rows, err);
         if (k == DF_ERR_VALUE_CONVERSION) {
             /* A worker rejected a value: report it as the batch write it was. */
@@ -1415,6 +1422,7 @@ static df_errkind run_lifecycle(wrun *r, df_error *err) {
     }
     progress_phase(r, bench ? "Preparing data stream" : "Writing to SQL Server");
     df_diag_span sw = df_diag_stage_begin(r->ctx->op, DF_DIAG_STAGE_STREAM_AND_WRITE_BATCHES, r->ctx->owner);
+    if (r->pool) df__wpool_enter(r->pool); /* the bulk-load threads work for this stage now */
     uint64_t t0 = df_now_ns();
     df_errkind k = stream_loop(r, bench, err);
     r->write_ns = df_now_ns() - t0;

@@ -334,7 +334,13 @@ static df_errkind materialize(wa_run *r, wa_alias *a, const df_write_options *wo
         df__session_exec_options(r->s, &eo);
         eo.execution_profile = wo->execution_profile;
         eo.cancel = wo->cancel;
-        k = df_query_execute(q, &eo, &stream, err);
+        /* Traced: the cache alias's query (owner = alias name) and its planning span. */
+        df_diag_query *dq = NULL;
+        k = df_diag_query_begin(r->op, DF_DIAG_QUERY_WRITE_ALL_CACHE_ALIAS, a->entry->alias, &dq, err);
+        eo.diag_query = dq;
+        df_diag_span planning = df_diag_query_planning_begin(dq);
+        if (k == DF_OK) k = df_query_execute(q, &eo, &stream, err);
+        df_diag_span_end(planning, k == DF_OK ? DF_DIAG_RESULT_OK : DF_DIAG_RESULT_ERROR);
         df_diag_span_end(sp, k == DF_OK ? DF_DIAG_RESULT_OK : DF_DIAG_RESULT_ERROR);
     }
     if (k == DF_OK) {

@@ -183,6 +183,12 @@ df_errkind df__wpool_start(df_mssql_conn *conn0, df_mssql_bulk *bulk0, const cha
                            df_error *err);
 /* Queues a batch (retained); blocks while the queue is full; fails with the first worker error. */
 df_errkind df__wpool_push(df_wpool *p, df_batch *b, df_error *err);
+/*
+ * Diagnostics: the workers work for the span current on the calling thread
+ * from now on (df_diag_context_capture; each worker enters it before its
+ * next batch or its final flush).  Nothing when no capture runs.
+ */
+void df__wpool_enter(df_wpool *p);
 /* Waits for the queue to drain, finishes every bulk load (*rows = rows the server reports) and frees the pool. */
 df_errkind df__wpool_finish(df_wpool *p, int64_t *rows, df_error *err);
 /* Stops the workers, abandons their loads, closes the extra connections and frees the pool.  Accepts NULL. */

@@ -9,8 +9,16 @@
  * atomicity is unchanged: the target still appears in one swap.  The first
  * worker error stops everyone; the caller aborts the pool and drops the
  * staging table.
+ *
+ * Diagnostics: the writer hands its current span's identity to the pool
+ * (df__wpool_enter: "Stream and write batches", later "Finalize SQL Server
+ * writer"); each worker enters the newest one before its next batch or its
+ * final flush, so the CPU of encoding and sending is attributed to the
+ * stage the writer is in, on the output's owner track.
  */
 #include "session/write_int.h"
+
+#include "diag/diag.h"
 
 #include <pthread.h>
 
@@ -38,6 +46,8 @@ struct df_wpool {
     bool failed;                     /* a worker failed: stop */
     df_error error;                  /* the first worker error */
     _Atomic int64_t bytes;           /* payload bytes sent by all workers */
+    df_diag_context ctx;             /* identity the workers work for (diagnostics), guarded by mu */
+    uint64_t ctx_gen;                /* bumped on each df__wpool_enter */
     int nworkers;                    /* workers */
     worker *w;                       /* owned array */
 };
@@ -72,16 +82,33 @@ static void finish_load(worker *w) {
         worker_fail(w->pool, &err);
 }
 
+/* A worker's entered diagnostics context: re-entered when the writer moved on. mu held. */
+typedef struct entered {
+    uint64_t gen;     /* generation entered */
+    df_diag_span span;/* the entered context span (empty when none) */
+} entered;
+
+static void follow_context(df_wpool *p, entered *e) {
+    if (e->gen == p->ctx_gen) return;
+    df_diag_context ctx = p->ctx;
+    e->gen = p->ctx_gen;
+    df_diag_span_end(e->span, DF_DIAG_RESULT_OK);
+    e->span = df_diag_context_enter(&ctx);
+}
+
 static void *worker_main(void *arg) {
     worker *w = arg;
     df_wpool *p = w->pool;
+    entered ent = {0, DF_DIAG_SPAN_NONE};
     for (;;) {
         pthread_mutex_lock(&p->mu);
         while (p->count == 0 && !p->closed && !p->failed) pthread_cond_wait(&p->not_empty, &p->mu);
+        follow_context(p, &ent);
         if (p->failed || p->count == 0) {
             bool done = !p->failed;
             pthread_mutex_unlock(&p->mu);
             if (done) finish_load(w);
+            df_diag_span_end(ent.span, done ? DF_DIAG_RESULT_OK : DF_DIAG_RESULT_ERROR);
             return NULL;
         }
         df_batch *b = p->queue[p->head];
@@ -100,9 +127,19 @@ static void *worker_main(void *arg) {
         df_batch_release(b);
         if (k != DF_OK) {
             worker_fail(p, &err);
+            df_diag_span_end(ent.span, DF_DIAG_RESULT_ERROR);
             return NULL;
         }
     }
+}
+
+void df__wpool_enter(df_wpool *p) {
+    if (!p) return;
+    df_diag_context ctx = df_diag_context_capture();
+    pthread_mutex_lock(&p->mu);
+    p->ctx = ctx;
+    p->ctx_gen++;
+    pthread_mutex_unlock(&p->mu);
 }
 
 df_errkind df__wpool_start(df_mssql_conn *conn0, df_mssql_bulk *bulk0, const char *conn_str, int n, const char *table,

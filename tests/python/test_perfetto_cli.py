@@ -153,12 +153,20 @@ def test_argument_errors(cli, args, kind, message):
     assert failure(proc) == {"phase": "argument", "kind": kind, "message": message}
 
 
-def test_commands_not_in_this_build(cli):
-    for command in ("capture-workload", "doctor"):
-        proc = run(cli, command, "--output", "x.pftrace", "--", "true")
-        assert proc.returncode == 69
-        doc = failure(proc)
-        assert doc["kind"] == "not_available" and command in doc["message"]
+def test_capture_commands_are_part_of_the_program(cli, tmp_path):
+    """capture-workload, capture-health and doctor (their behaviour: test_capture_workload.py)."""
+    help_text = run(cli, "--help").stdout.decode()
+    for command in ("capture-workload", "capture-health", "doctor"):
+        assert command in help_text
+        assert run(cli, "help", command).returncode == 0
+    proc = run(cli, "capture-workload", "--sample-hz", "250", "--output", tmp_path / "x.pftrace", "--", "true")
+    assert proc.returncode == 64 and not (tmp_path / "x.pftrace").exists()
+    assert run(cli, "capture-health").returncode == 64
+    assert run(cli, "doctor", "--bogus").returncode == 64
+    doctor = run(cli, "doctor")
+    assert doctor.returncode in (0, 69) and b"sampler chosen" in doctor.stdout
+    proc = run(cli, "captur-workload")
+    assert proc.returncode == 64 and "did you mean capture-workload" in failure(proc)["message"]
 
 
 # ---------------------------------------------------------------- report

