@@ -161,6 +161,7 @@ def main():
     ap.add_argument("--mixed-rows", type=int, default=1_000_000)
     ap.add_argument("--build", default=os.environ.get("DF_BENCH_BUILD", str(ROOT / "build-release")))
     ap.add_argument("--reference-python", default=os.environ.get("DF_REFERENCE_PYTHON"))
+    ap.add_argument("--json", help="also write the results as JSON here")
     args = ap.parse_args()
     build = pathlib.Path(args.build)
     lib_path, peer_path = build / "tests/tools/libdftest.so", build / "programs/mssql-peer/mssql-peer"
@@ -170,6 +171,7 @@ def main():
     os.environ["MSSQL_PEER"] = str(peer_path)
     lib = ctypes.CDLL(str(lib_path))
     client = Client(lib)
+    report = []
     with tempfile.TemporaryDirectory(prefix="df-bench-mssql-") as tmp:
         t0 = time.perf_counter()
         tables = make_tables(pathlib.Path(tmp), args.narrow_rows, args.mixed_rows)
@@ -179,14 +181,18 @@ def main():
                 print(f"{name}: {rows:,} rows")
                 ours = run_ours(peer, client, lib, uri, rows, spec, ddl, f"ours_{name}")
                 print(fmt("ours", rows, ours))
+                report.append({"name": name, "rows": rows, "ours": ours, "reference": None})
                 if not args.reference_python:
                     print("  reference  skipped (set --reference-python or DF_REFERENCE_PYTHON to a Python with deltafunnel==0.6.0)")
                     continue
                 ref = run_reference(peer, args.reference_python, uri, rows, f"ref_{name}")
+                report[-1]["reference"] = ref
                 print(fmt("reference", rows, ref))
                 print(f"  ratio      ours/reference throughput {ref['seconds'] / ours['seconds']:.2f}x, "
                       f"client CPU {ref['cpu'] / max(ours['cpu'], 1e-9):.2f}x less, "
                       f"bytes on the wire {ours['bytes'] / max(ref['bytes'], 1):.2f}x")
+    if args.json:
+        pathlib.Path(args.json).write_text(json.dumps({"tables": report}, indent=2))
 
 
 if __name__ == "__main__":

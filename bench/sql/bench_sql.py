@@ -101,6 +101,7 @@ def main():
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--lib", default=os.environ.get("DFTEST_LIB") or default_lib())
     ap.add_argument("--only", default="")
+    ap.add_argument("--json", help="also write the results as JSON here")
     args = ap.parse_args()
     fact, dim = generate(args.rows)
     ours = Ours(args.lib, args.threads)
@@ -113,6 +114,7 @@ def main():
     print(f"rows={args.rows} threads={args.threads} runs={args.runs} lib={args.lib}")
     print(f"{'query':18s} {'ours ms':>10s} {'duckdb ms':>10s} {'ratio':>7s}  rows")
     ratios = []
+    report = []
     for name, sql in QUERIES.items():
         if args.only and name not in args.only.split(","):
             continue
@@ -130,10 +132,16 @@ def main():
             t_duck.append(time.perf_counter() - t0)
         mo, md = statistics.median(t_ours), statistics.median(t_duck)
         ratios.append(mo / md)
+        report.append({"query": name, "ours_ms": mo * 1e3, "duckdb_ms": md * 1e3, "rows": a.num_rows})
         print(f"{name:18s} {mo * 1e3:10.1f} {md * 1e3:10.1f} {mo / md:7.2f}  {a.num_rows}")
+    geo = float(np.exp(np.mean(np.log(ratios)))) if ratios else None
     if ratios:
-        geo = float(np.exp(np.mean(np.log(ratios))))
         print(f"{'geometric mean':18s} {'':10s} {'':10s} {geo:7.2f}")
+    if args.json:
+        import json
+        with open(args.json, "w") as f:
+            json.dump({"rows": args.rows, "threads": args.threads, "runs": args.runs, "queries": report,
+                       "geomean_ratio": geo}, f, indent=2)
 
 
 if __name__ == "__main__":

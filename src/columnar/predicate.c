@@ -8,8 +8,17 @@
  */
 #include "columnar/table_provider.h"
 
-/* True unless [min, max] proves that no non-null value satisfies `op value`. */
+/*
+ * True unless [min, max] proves that no non-null value satisfies `op value`.
+ *
+ * Floating-point columns: the executor compares floats in IEEE total order,
+ * where NaN (which statistics leave out) is above every number and a NaN
+ * with its sign bit set below every number, and -0 < +0.  Bounds therefore
+ * only answer equality (a NaN never equals a number, and IEEE equality of
+ * bounds covers both zeros); ordering and `<>` predicates keep the unit.
+ */
 static bool range_may_match(df_pred_op op, const df_scalar *value, const df_column_stats *st) {
+    if (value->type && df_type_is_floating(value->type) && op != DF_PRED_EQ) return true;
     bool c1 = false, c2 = false;
     int vs_min = st->has_min ? df_scalar_compare(value, &st->min, &c1) : 0;  /* value ? min */
     int vs_max = st->has_max ? df_scalar_compare(value, &st->max, &c2) : 0;  /* value ? max */

@@ -20,6 +20,10 @@
  *
  * Predicates are hints for skipping: streams may still return rows that do
  * not match, and the executor always applies the full filter afterwards.
+ * Streams may also drop rows where a predicate is false or NULL (the Delta
+ * provider evaluates them inside the Parquet scan with
+ * df_scan_predicate_eval, before decoding the other columns), never rows
+ * where every predicate holds.
  *
  * Counters (df_scan_metrics) are shared by every stream of a plan and
  * updated with relaxed atomics; previews expose them in execution_profile.
@@ -68,6 +72,24 @@ bool df_scan_predicate_may_match(const df_scan_predicate *p, const df_column_sta
 /* Same test against a single known value (a partition value; is_null for NULL partitions). */
 bool df_scan_predicate_matches_value(const df_scan_predicate *p, const df_scalar *value);
 
+/*
+ * True when df_scan_predicate_eval can evaluate `p` row by row on vectors of
+ * type `t`: null tests always; comparisons and IN lists when every literal
+ * has exactly type `t` and `t` is boolean, integer, floating, decimal128,
+ * temporal, string, binary or fixed binary.
+ */
+bool df_scan_predicate_evaluable(const df_scan_predicate *p, const df_type *t);
+/*
+ * Row-level evaluation: clears bit i of `sel` (bits [0, v->length), LSB
+ * first) for every row i of `v` where `p` is false or NULL, that is where a
+ * SQL filter holding the predicate drops the row; other bits are left as
+ * they are, so several predicates AND into one selection.  Comparisons
+ * follow the executor's: floats in IEEE total order (NaN equals NaN and
+ * sorts last, -0 < +0), strings and binaries bytewise.  Returns false,
+ * leaving `sel` untouched, when the predicate is not evaluable on v's type.
+ */
+bool df_scan_predicate_eval(const df_scan_predicate *p, const df_vec *v, uint8_t *sel);
+
 /* ------------------------------------------------------------------------ */
 /* Scan requests, plans and metrics                                          */
 
@@ -90,6 +112,8 @@ typedef struct df_scan_metrics {
     _Atomic int64_t row_groups_pruned;    /* skipped by statistics */
     _Atomic int64_t row_groups_read;      /* at least one page decoded */
     _Atomic int64_t pages_read;           /* data pages decompressed and decoded */
+    _Atomic int64_t pages_skipped;        /* data pages passed over unread (no selected row in them) */
+    _Atomic int64_t rows_filtered;        /* rows dropped inside the scan by row-level predicate evaluation */
     _Atomic int64_t bytes_read;           /* bytes fetched from storage */
     _Atomic int64_t rows_produced;
     _Atomic int64_t batches_produced;

@@ -11,14 +11,18 @@
  *   - partition columns are constant vectors built once per unit at batch
  *     size and sliced for shorter batches;
  *   - columns absent from an old file are all-null constants;
+ *   - pushed predicates on data columns read with the table type go to the
+ *     Parquet reader, which prunes row groups with them and evaluates them
+ *     row by row before decoding the other columns (late materialisation:
+ *     pages without a surviving row are not even decompressed);
  *   - the deletion vector, decoded once per unit as a sorted row list, is
- *     applied as a selection mask: we choose the row groups ourselves (with
- *     the file's row-group statistics) so that every batch's first file row
- *     is known exactly.
+ *     handed to the Parquet reader too, which drops those file rows.
  *
  * A projection without data columns (COUNT(*), partition columns only)
  * reads no column data at all: batches are synthesised from row-group row
- * counts.
+ * counts (we choose the row groups ourselves, with the file's row-group
+ * statistics, so every batch's first file row is known for the deletion
+ * vector).
  */
 #include "delta/delta_int.h"
 #include "parquet/parquet.h"
@@ -205,8 +209,8 @@ typedef struct unit_stream {
     int32_t rg_pos;             /* current row group (index into the arrays above) */
     int64_t rg_done;            /* rows of the current row group already produced */
     uint64_t *deleted;          /* sorted deleted file rows (deletion vector), owned */
-    int64_t ndeleted;           /* entries of deleted */
-    uint8_t *sel;               /* selection bitmap scratch (batch_size bits) */
+    int64_t ndeleted;           /* entries of deleted (the reader applies them when there is one) */
+    uint8_t *sel;               /* selection bitmap scratch (batch_size bits), synthesised batches */
     int64_t produced;           /* rows returned so far */
     bool done;                  /* end reached (or failed) */
 } unit_stream;
@@ -269,26 +273,33 @@ static df_errkind output_column(unit_stream *u, int32_t j, df_batch *b, int64_t 
     return df_error_set(err, DF_ERR_INTERNAL, "batch of %lld rows exceeds the batch size", (long long)n);
 }
 
+/*
+ * The next batch of the unit.  With a Parquet reader, its batches already
+ * hold only the rows kept (predicates, deletion vector) and it keeps the
+ * row and batch counters; synthesised batches (no data column) apply the
+ * deletion vector here and count themselves.
+ */
 static df_errkind unit_next(df_batch_stream *bs, df_batch **out, df_error *err) {
     unit_stream *u = (unit_stream *)bs;
     *out = NULL;
     int32_t ncols = u->ps->nproj;
     while (!u->done) {
-        if (u->ps->limit >= 0 && u->produced >= u->ps->limit && !u->ndeleted) break;
+        if (u->ps->limit >= 0 && u->produced >= u->ps->limit) break;
         df_batch *b = NULL;
-        int64_t n;
+        int64_t n, keep;
         if (u->reader) {
             DF_TRY(df_batch_stream_next(u->reader, &b, err));
             if (!b) break;
-            n = b->nrows;
+            n = keep = b->nrows;
         } else {
             advance_rows(u, 0);
             if (u->rg_pos >= u->nrgs) break;
             n = DF_MIN((int64_t)u->ps->batch_size, u->rg_rows[u->rg_pos] - u->rg_done);
+            int64_t first = advance_rows(u, n);
+            keep = u->ndeleted ? deletion_mask(u, first, n) : n;
+            if (keep < n)
+                atomic_fetch_add_explicit(&u->m->deletion_vector_rows_deleted, n - keep, memory_order_relaxed);
         }
-        int64_t first = advance_rows(u, n);
-        int64_t keep = u->ndeleted ? deletion_mask(u, first, n) : n;
-        if (keep < n) atomic_fetch_add_explicit(&u->m->deletion_vector_rows_deleted, n - keep, memory_order_relaxed);
         if (keep == 0) {
             df_batch_release(b);
             continue;
@@ -315,8 +326,10 @@ static df_errkind unit_next(df_batch_stream *bs, df_batch **out, df_error *err) 
         df_free(cols);
         if (k != DF_OK) return k;
         u->produced += keep;
-        atomic_fetch_add_explicit(&u->m->rows_produced, keep, memory_order_relaxed);
-        atomic_fetch_add_explicit(&u->m->batches_produced, 1, memory_order_relaxed);
+        if (!u->reader) {
+            atomic_fetch_add_explicit(&u->m->rows_produced, keep, memory_order_relaxed);
+            atomic_fetch_add_explicit(&u->m->batches_produced, 1, memory_order_relaxed);
+        }
         return DF_OK;
     }
     if (!u->done) atomic_fetch_add_explicit(&u->m->files_completed, 1, memory_order_relaxed);
@@ -412,6 +425,12 @@ static int32_t file_predicates(const unit_stream *u, const df_schema *fs, df_sca
     return n;
 }
 
+/*
+ * Opens the unit's data: a Parquet stream over the data columns (pruning
+ * row groups, filtering rows and dropping deleted rows itself), or, when no
+ * data column is projected, the row-group spans batches are synthesised
+ * from.  The deletion vector must be loaded before.
+ */
 static df_errkind open_data(unit_stream *u, df_parquet_file *pf, int64_t unit, df_error *err) {
     const df_schema *fs = df_parquet_file_schema(pf);
     int32_t nproj = u->ps->nproj;
@@ -419,15 +438,19 @@ static df_errkind open_data(unit_stream *u, df_parquet_file *pf, int64_t unit, d
     df_scan_predicate *fpreds = df_malloc((size_t)(u->ps->npreds ? u->ps->npreds : 1) * sizeof *fpreds);
     int32_t *rgs = NULL, nread = 0;
     df_errkind k = read && fpreds ? map_columns(u, unit, fs, read, &nread, err) : DF_OOM(err);
-    if (k == DF_OK) k = choose_row_groups(u, pf, fpreds, file_predicates(u, fs, fpreds), &rgs, err);
+    int32_t nfp = k == DF_OK ? file_predicates(u, fs, fpreds) : 0;
+    if (k == DF_OK && nread == 0) k = choose_row_groups(u, pf, fpreds, nfp, &rgs, err);
     if (k == DF_OK && nread > 0) {
         df_parquet_read_options o = {
             .columns = read,
             .ncolumns = nread,
-            .row_groups = rgs,
-            .nrow_groups = u->nrgs,
             .batch_size = u->ps->batch_size,
-            .limit = u->file->dv.storage || u->ps->limit < 0 ? 0 : u->ps->limit,
+            .predicates = fpreds,
+            .npredicates = nfp,
+            .filter_rows = true,
+            .deleted_rows = u->deleted,
+            .ndeleted_rows = u->ndeleted,
+            .limit = u->ps->limit < 0 ? 0 : u->ps->limit,
             .metrics = u->m,
         };
         k = df_parquet_reader_open(pf, &o, &u->reader, err);
@@ -459,13 +482,13 @@ static df_errkind open_unit(df_table_provider *p, df_scan_plan *plan, int64_t i,
     atomic_fetch_add_explicit(&u->m->files_opened, 1, memory_order_relaxed);
     df_input *in = NULL;
     df_parquet_file *pf = NULL;
-    if (k == DF_OK) k = dp->snap->store->vt->open_input(dp->snap->store, u->file->location, &in, err);
-    if (k == DF_OK) k = df_parquet_file_open(in, &pf, err);
-    if (k == DF_OK) k = open_data(u, pf, unit, err);
     if (k == DF_OK && u->file->dv.storage) {
         k = df__delta_dv_load(dp->snap->store, &u->file->dv, &u->deleted, &u->ndeleted, err);
         if (k == DF_OK) atomic_fetch_add_explicit(&u->m->deletion_vectors_applied, 1, memory_order_relaxed);
     }
+    if (k == DF_OK) k = dp->snap->store->vt->open_input(dp->snap->store, u->file->location, &in, err);
+    if (k == DF_OK) k = df_parquet_file_open(in, &pf, err);
+    if (k == DF_OK) k = open_data(u, pf, unit, err);
     df_parquet_file_close(pf);
     if (k != DF_OK) {
         if (k != DF_ERR_OUT_OF_MEMORY) df_error_prefix(err, "%s", u->file->path);

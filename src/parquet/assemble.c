@@ -121,6 +121,10 @@ static df_errkind new_vec(const df_field *f, int64_t length, df_buffer *validity
 
 /* ---- leaves ------------------------------------------------------------------- */
 
+/* Makes sure the dense buffer can hold `bytes` (moving the first `used` bytes when it grows). */
+static df_errkind ensure_dense(pq_leaf_out *o, int64_t bytes, int64_t used, df_error *err);
+
+
 /*
  * Spreads dense fixed-width values over the slots, in place, from the back
  * (a value only moves up, so nothing is overwritten before it is read).
@@ -202,6 +206,42 @@ static bool be_to_le(const uint8_t *src, int32_t len, uint8_t *dst, int w) {
     return true;
 }
 
+/*
+ * Spreads converted dense values over n slots: slot i takes the next dense
+ * value when bits (NULL = all valid) has bit i set, else zero.  Branch-free:
+ * every slot converts the value under the dense cursor (the dense buffer has
+ * room for n values, so the cursor never leaves it) and keeps it or zero.
+ */
+#define SPREAD_CONVERTED(DST_T, SRC_T, EXPR)                                    \
+    do {                                                                        \
+        DST_T *o = (DST_T *)(void *)dst;                                        \
+        const SRC_T *x = (const SRC_T *)(const void *)src;                      \
+        for (int64_t i = 0, k = 0; i < n; i++) {                                \
+            uint64_t b = bits ? (bits[i >> 3] >> (i & 7)) & 1 : 1;              \
+            SRC_T v = x[k];                                                     \
+            o[i] = (DST_T)((EXPR) & (0 - (DST_T)b));                            \
+            k += (int64_t)b;                                                    \
+        }                                                                       \
+    } while (0)
+
+/* Integers to decimal128/256: little-endian low word, then sign extension. */
+static void spread_int_to_decimal(uint8_t *dst, int w, const uint8_t *src, bool is32, const uint8_t *bits,
+                                  int64_t n) {
+    for (int64_t i = 0, k = 0; i < n; i++, dst += w) {
+        uint64_t b = bits ? (bits[i >> 3] >> (i & 7)) & 1 : 1;
+        int64_t v = is32 ? ((const int32_t *)(const void *)src)[k] : ((const int64_t *)(const void *)src)[k];
+        v &= -(int64_t)b;
+        uint64_t hi = (uint64_t)(v >> 63);
+        memcpy(dst, &v, 8);
+        memcpy(dst + 8, &hi, 8);
+        if (w > 16) {
+            memcpy(dst + 16, &hi, 8);
+            memcpy(dst + 24, &hi, 8);
+        }
+        k += (int64_t)b;
+    }
+}
+
 /* Builds the values buffer of a converted leaf (narrowing ints, decimals). */
 static df_errkind convert_values(const pq_leaf *leaf, pq_leaf_out *o, const uint8_t *bits, int64_t n,
                                  df_buffer **out, df_error *err) {
@@ -209,29 +249,28 @@ static df_errkind convert_values(const pq_leaf *leaf, pq_leaf_out *o, const uint
     df_buffer *b = df_buffer_new(n * w);
     if (!b) return DF_OOM(err);
     uint8_t *dst = b->data;
+    /* The dense cursor may point one past the last value: keep that slot readable. */
+    if (leaf->conv != PQ_CONV_BE_TO_DEC) {
+        int pw = leaf->physical == DF_PARQUET_INT64 ? 8 : 4;
+        df_errkind k = ensure_dense(o, (o->nvalues + 1) * pw, o->nvalues * pw, err);
+        if (k != DF_OK) {
+            df_buffer_release(b);
+            return k;
+        }
+    }
     const uint8_t *src = o->values ? o->values->data : NULL;
-    int64_t k = 0;
-    for (int64_t i = 0; i < n; i++, dst += w) {
-        if (bits && !df_bit_get(bits, i)) {
-            memset(dst, 0, (size_t)w);
-            continue;
-        }
-        switch (leaf->conv) {
-        case PQ_CONV_I32_TO_8: *dst = (uint8_t)((const int32_t *)(const void *)src)[k]; break;
-        case PQ_CONV_I32_TO_16: {
-            uint16_t v = (uint16_t)((const int32_t *)(const void *)src)[k];
-            memcpy(dst, &v, 2);
-            break;
-        }
-        case PQ_CONV_I32_TO_DEC:
-        case PQ_CONV_I64_TO_DEC: {
-            int64_t v = leaf->conv == PQ_CONV_I32_TO_DEC ? ((const int32_t *)(const void *)src)[k]
-                                                         : ((const int64_t *)(const void *)src)[k];
-            memcpy(dst, &v, 8);
-            memset(dst + 8, v < 0 ? 0xff : 0x00, (size_t)w - 8);
-            break;
-        }
-        case PQ_CONV_BE_TO_DEC: {
+    switch (leaf->conv) {
+    case PQ_CONV_I32_TO_8: SPREAD_CONVERTED(uint8_t, int32_t, (uint8_t)v); break;
+    case PQ_CONV_I32_TO_16: SPREAD_CONVERTED(uint16_t, int32_t, (uint16_t)v); break;
+    case PQ_CONV_I32_TO_DEC:
+    case PQ_CONV_I64_TO_DEC: spread_int_to_decimal(dst, w, src, leaf->conv == PQ_CONV_I32_TO_DEC, bits, n); break;
+    case PQ_CONV_BE_TO_DEC: {
+        int64_t k = 0;
+        for (int64_t i = 0; i < n; i++, dst += w) {
+            if (bits && !df_bit_get(bits, i)) {
+                memset(dst, 0, (size_t)w);
+                continue;
+            }
             const uint8_t *p;
             int32_t len;
             if (leaf->physical == DF_PARQUET_BYTE_ARRAY) {
@@ -246,11 +285,11 @@ static df_errkind convert_values(const pq_leaf *leaf, pq_leaf_out *o, const uint
                 df_buffer_release(b);
                 return asm_error(leaf, err, "decimal value does not fit its precision");
             }
-            break;
+            k++;
         }
-        default: break;
-        }
-        k++;
+        break;
+    }
+    default: memset(dst, 0, (size_t)(n * w)); break;
     }
     b->size = n * w;
     *out = b;
@@ -268,7 +307,19 @@ static df_errkind ensure_dense(pq_leaf_out *o, int64_t bytes, int64_t used, df_e
     return DF_OK;
 }
 
-/* Booleans: the dense bitmap is the values buffer when no slot is null; else spread bit by bit. */
+/* The `cnt` (<= 64) bits of src from bit `off`, reading no byte past the last one needed. */
+static inline uint64_t bits_at(const uint8_t *src, int64_t off, int cnt) {
+    if (cnt == 0) return 0;
+    const uint8_t *p = src + (off >> 3);
+    int sh = (int)(off & 7), bytes = (sh + cnt + 7) >> 3;
+    uint64_t w = 0;
+    for (int b = 0; b < bytes && b < 8; b++) w |= (uint64_t)p[b] << (8 * b);
+    w >>= sh;
+    if (bytes == 9) w |= (uint64_t)p[8] << (64 - sh);
+    return cnt == 64 ? w : w & ((UINT64_C(1) << cnt) - 1);
+}
+
+/* Booleans: the dense bitmap is the values buffer when no slot is null; else spread by validity words. */
 static df_errkind leaf_bools(pq_leaf_out *o, const uint8_t *bits, int64_t n, df_vec *v, df_error *err) {
     if (!bits && o->values) {
         o->values->size = df_bitmap_bytes(n);
@@ -276,15 +327,30 @@ static df_errkind leaf_bools(pq_leaf_out *o, const uint8_t *bits, int64_t n, df_
         o->values = NULL;
         return DF_OK;
     }
-    df_buffer *b = df_buffer_new(df_bitmap_bytes(n));
+    df_buffer *b = df_buffer_new(df_bitmap_bytes(n) + 8);
     if (!b) return DF_OOM(err);
-    const uint8_t *src = o->values ? o->values->data : NULL;
-    memset(b->data, 0, (size_t)df_bitmap_bytes(n));
-    for (int64_t i = 0, j = 0; i < n; i++)
-        if (!bits || df_bit_get(bits, i)) {
-            if (df_bit_get(src, j)) df_bit_set(b->data, i);
-            j++;
-        }
+    static const uint8_t none[8];
+    const uint8_t *src = o->values ? o->values->data : none;   /* all slots null: no dense bit is read */
+    memset(b->data, 0, (size_t)df_bitmap_bytes(n) + 8);
+    /*
+     * 64 slots at a time: the next popcount(valid word) dense bits are
+     * deposited, lowest first, at the word's valid positions (one step per
+     * valid slot: find the lowest valid bit, place the next dense bit there).
+     */
+    int64_t j = 0;
+    for (int64_t i = 0; i < n; i += 64) {
+        int64_t m = DF_MIN((int64_t)64, n - i);
+        uint64_t valid = bits ? 0 : ~UINT64_C(0);
+        for (int64_t k = 0; bits && k < m; k += 8) valid |= (uint64_t)bits[(i + k) >> 3] << k;
+        if (m < 64) valid &= (UINT64_C(1) << m) - 1;
+        int cnt = __builtin_popcountll(valid);
+        uint64_t dense = bits_at(src, j, cnt);
+        uint64_t word = 0;
+        for (uint64_t rest = valid; rest; rest &= rest - 1, dense >>= 1)
+            word |= (dense & 1) << __builtin_ctzll(rest);
+        j += cnt;
+        for (int64_t k = 0; k < m; k += 8) b->data[(i + k) >> 3] = (uint8_t)(word >> k);
+    }
     b->size = df_bitmap_bytes(n);
     v->values = b;
     return DF_OK;

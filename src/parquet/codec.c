@@ -253,14 +253,3 @@ df_errkind df__parquet_compress(pq_codec_ctx *ctx, int32_t codec, int level, con
     out->len += n;
     return DF_OK;
 }
-
-uint32_t df__parquet_crc32(const uint8_t *data, size_t len) {
-    uLong crc = crc32(0L, Z_NULL, 0);
-    while (len > 0) {
-        uInt n = len > UINT32_MAX ? UINT32_MAX : (uInt)len;
-        crc = crc32(crc, data, n);
-        data += n;
-        len -= n;
-    }
-    return (uint32_t)crc;
-}

@@ -55,9 +55,39 @@ static int physical_width(const pq_leaf *leaf) {
     }
 }
 
+/*
+ * Zeroes the reader but keeps its scratch allocations (level windows,
+ * decompression and read buffers, index scratch, decoder buffers), so the
+ * next row group reuses them instead of faulting in fresh memory.
+ */
+static void reset_keep_scratch(pq_column_reader *cr) {
+    pq_column_reader keep = *cr;
+    df__parquet_dict_reset(&keep.dict);
+    memset(cr, 0, sizeof *cr);
+    cr->dict = keep.dict;
+    cr->dict_buf = keep.dict_buf;
+    cr->dict_buf_cap = keep.dict_buf_cap;
+    cr->dict_read = keep.dict_read;
+    cr->dict_read_cap = keep.dict_read_cap;
+    cr->page_def = keep.page_def;
+    cr->page_rep = keep.page_rep;
+    cr->page_bits = keep.page_bits;
+    cr->page_buf = keep.page_buf;
+    cr->page_cap = keep.page_cap;
+    cr->read_buf = keep.read_buf;
+    cr->read_cap = keep.read_cap;
+    cr->hdr_buf = keep.hdr_buf;
+    cr->hdr_cap = keep.hdr_cap;
+    cr->idx = keep.idx;
+    cr->idx_cap = keep.idx_cap;
+    cr->tmp = keep.tmp;
+    cr->tmp_cap = keep.tmp_cap;
+    cr->dec = keep.dec;   /* every data page restarts the decoder; only its buffers carry over */
+}
+
 df_errkind df__parquet_column_reader_init(pq_column_reader *cr, struct df_parquet_file *file, int32_t rg,
                                           int32_t leaf, pq_codec_ctx *codec, bool verify_crc, df_error *err) {
-    memset(cr, 0, sizeof *cr);
+    reset_keep_scratch(cr);
     cr->file = file;
     cr->rg = rg;
     cr->leaf_index = leaf;
@@ -109,6 +139,8 @@ void df__parquet_column_reader_clear(pq_column_reader *cr) {
     df_free(cr->hdr_buf);
     df_free(cr->idx);
     df_free(cr->tmp);
+    df_free(cr->dict_buf);
+    df_free(cr->dict_read);
     memset(cr, 0, sizeof *cr);
 }
 
@@ -163,8 +195,9 @@ static df_errkind read_header(pq_column_reader *cr, pq_page_header *h, size_t *h
     }
 }
 
-static df_errkind decompress(pq_column_reader *cr, const uint8_t *src, size_t srclen, size_t dstlen,
-                             const uint8_t **out, df_error *err) {
+/* Decompresses a page body into *buf (grown as needed), or points at it when the chunk is not compressed. */
+static df_errkind decompress_into(pq_column_reader *cr, const uint8_t *src, size_t srclen, size_t dstlen,
+                                  uint8_t **buf, size_t *cap, const uint8_t **out, df_error *err) {
     if (cr->meta->codec == DF_PARQUET_UNCOMPRESSED) {
         if (srclen != dstlen)
             return chunk_error(cr, err, DF_ERR_PARQUET_FORMAT, "uncompressed page of %zu bytes claims %zu bytes",
@@ -174,14 +207,19 @@ static df_errkind decompress(pq_column_reader *cr, const uint8_t *src, size_t sr
     }
     if (dstlen > PQ_MAX_PAGE_BYTES)
         return chunk_error(cr, err, DF_ERR_PARQUET_FORMAT, "page claims %zu uncompressed bytes", dstlen);
-    DF_TRY(grow(&cr->page_buf, &cr->page_cap, dstlen, err));
-    df_errkind k = df__parquet_decompress(cr->codec, cr->meta->codec, src, srclen, cr->page_buf, dstlen, err);
+    DF_TRY(grow(buf, cap, dstlen, err));
+    df_errkind k = df__parquet_decompress(cr->codec, cr->meta->codec, src, srclen, *buf, dstlen, err);
     if (k != DF_OK) {
         df_error_prefix(err, "column '%s' (row group %d, page %lld)", cr->leaf->path, cr->rg, (long long)cr->pages);
         return k;
     }
-    *out = cr->page_buf;
+    *out = *buf;
     return DF_OK;
+}
+
+static df_errkind decompress(pq_column_reader *cr, const uint8_t *src, size_t srclen, size_t dstlen,
+                             const uint8_t **out, df_error *err) {
+    return decompress_into(cr, src, srclen, dstlen, &cr->page_buf, &cr->page_cap, out, err);
 }
 
 /* ---- levels ---------------------------------------------------------------------- */
@@ -296,8 +334,13 @@ static int64_t count_nonnull(const int16_t *def, int64_t n, int16_t max) {
 
 /* ---- pages ----------------------------------------------------------------------------- */
 
+static df_errkind load_pending_dict(pq_column_reader *cr, df_error *err);
+
 static df_errkind start_data_page(pq_column_reader *cr, int64_t nvalues, const uint8_t *values, size_t vlen,
                                   int encoding, df_error *err) {
+    /* The dictionary is decoded only when a page needs it (skipped chunks and PLAIN fallbacks never do). */
+    if (cr->dict_pending && (encoding == PQ_ENC_PLAIN_DICTIONARY || encoding == PQ_ENC_RLE_DICTIONARY))
+        DF_TRY(load_pending_dict(cr, err));
     if (nvalues > INT32_MAX) return chunk_error(cr, err, DF_ERR_PARQUET_FORMAT, "page of %lld values", (long long)nvalues);
     cr->page_values = (int32_t)nvalues;
     cr->page_pos = cr->win_start = cr->win_end = 0;
@@ -368,15 +411,79 @@ static df_errkind load_v2(pq_column_reader *cr, const pq_page_header *h, const u
     return start_data_page(cr, n, values, dstlen, v->encoding, err);
 }
 
-static df_errkind load_dictionary(pq_column_reader *cr, const pq_page_header *h, const uint8_t *body, df_error *err) {
+/*
+ * Decompresses and decodes a dictionary page body (order checks are the
+ * caller's), using buffers of its own: a data page may be current.
+ */
+static df_errkind dictionary_body(pq_column_reader *cr, const pq_page_header *h, const uint8_t *body, df_error *err) {
     if (!h->has_dict) return chunk_error(cr, err, DF_ERR_PARQUET_FORMAT, "dictionary page without its header");
-    if (cr->started) return chunk_error(cr, err, DF_ERR_PARQUET_FORMAT, "dictionary page after data pages");
     if (h->dict.encoding != PQ_ENC_PLAIN && h->dict.encoding != PQ_ENC_PLAIN_DICTIONARY)
         return chunk_error(cr, err, DF_ERR_PARQUET_UNSUPPORTED, "dictionary page encoded with %s",
                            df__parquet_encoding_name(h->dict.encoding));
     const uint8_t *page;
-    DF_TRY(decompress(cr, body, (size_t)h->compressed_size, (size_t)h->uncompressed_size, &page, err));
+    DF_TRY(decompress_into(cr, body, (size_t)h->compressed_size, (size_t)h->uncompressed_size, &cr->dict_buf,
+                           &cr->dict_buf_cap, &page, err));
     return df__parquet_dict_load(cr, page, (size_t)h->uncompressed_size, h->dict.num_values, err);
+}
+
+/* A dictionary page must come before every data page and only once. */
+static df_errkind check_dictionary_order(pq_column_reader *cr, df_error *err) {
+    if (cr->started) return chunk_error(cr, err, DF_ERR_PARQUET_FORMAT, "dictionary page after data pages");
+    if (cr->dict.present || cr->dict_pending)
+        return chunk_error(cr, err, DF_ERR_PARQUET_FORMAT, "a second dictionary page");
+    return DF_OK;
+}
+
+/*
+ * Reads the header of the page at cr->pos (or takes the one read ahead by
+ * skip_pages) and checks its sizes against the column data.
+ */
+static df_errkind next_header(pq_column_reader *cr, pq_page_header *h, size_t *hlen, df_error *err) {
+    if (cr->hdr_ready) {
+        cr->hdr_ready = false;
+        *h = cr->hdr;
+        *hlen = cr->hdr_len;
+        return DF_OK;
+    }
+    if (cr->pos >= cr->end)
+        return chunk_error(cr, err, DF_ERR_PARQUET_FORMAT, "column chunk ends with %lld values unread",
+                           (long long)cr->values_left);
+    DF_TRY(read_header(cr, h, hlen, err));
+    uint64_t body_off = cr->pos + *hlen;
+    if ((uint64_t)h->compressed_size > cr->end - body_off)
+        return chunk_error(cr, err, DF_ERR_PARQUET_FORMAT, "page of %d bytes runs past the column data",
+                           h->compressed_size);
+    if ((size_t)h->compressed_size > PQ_MAX_PAGE_BYTES || (size_t)h->uncompressed_size > PQ_MAX_PAGE_BYTES)
+        return chunk_error(cr, err, DF_ERR_PARQUET_FORMAT, "page claims more than %zu bytes", PQ_MAX_PAGE_BYTES);
+    return DF_OK;
+}
+
+/* Fetches a page body (into *scratch when the input cannot be viewed) and verifies its CRC when it has one. */
+static df_errkind page_body(pq_column_reader *cr, const pq_page_header *h, uint64_t off, const uint8_t **body,
+                            uint8_t **scratch, size_t *cap, df_error *err) {
+    DF_TRY(fetch(cr, off, (size_t)h->compressed_size, body, scratch, cap, err));
+    if (h->has_crc && cr->verify_crc && df__parquet_crc32(*body, (size_t)h->compressed_size) != h->crc)
+        return chunk_error(cr, err, DF_ERR_CHECKSUM, "page CRC mismatch");
+    return DF_OK;
+}
+
+/*
+ * Loads the chunk's dictionary page, met earlier and left unread, for the
+ * data page being started (whose bytes stay untouched: the dictionary has
+ * buffers of its own).
+ */
+static df_errkind load_pending_dict(pq_column_reader *cr, df_error *err) {
+    cr->dict_pending = false;
+    uint64_t resume = cr->pos;
+    cr->pos = cr->dict_pos;
+    pq_page_header h;
+    size_t hlen;
+    const uint8_t *body = NULL;
+    df_errkind k = read_header(cr, &h, &hlen, err);
+    if (k == DF_OK) k = page_body(cr, &h, cr->dict_pos + hlen, &body, &cr->dict_read, &cr->dict_read_cap, err);
+    if (k == DF_OK) k = dictionary_body(cr, &h, body, err);
+    cr->pos = resume;
+    return k;
 }
 
 /* Loads pages until a data page with values is current; false in *loaded at the end of the chunk. */
@@ -384,25 +491,22 @@ static df_errkind load_page(pq_column_reader *cr, bool *loaded, df_error *err) {
     *loaded = false;
     cr->page_loaded = false;
     while (cr->values_left > 0) {
-        if (cr->pos >= cr->end)
-            return chunk_error(cr, err, DF_ERR_PARQUET_FORMAT, "column chunk ends with %lld values unread",
-                               (long long)cr->values_left);
         pq_page_header h;
         size_t hlen;
-        DF_TRY(read_header(cr, &h, &hlen, err));
+        DF_TRY(next_header(cr, &h, &hlen, err));
         uint64_t body_off = cr->pos + hlen;
-        if ((uint64_t)h.compressed_size > cr->end - body_off)
-            return chunk_error(cr, err, DF_ERR_PARQUET_FORMAT, "page of %d bytes runs past the column data",
-                               h.compressed_size);
-        if ((size_t)h.compressed_size > PQ_MAX_PAGE_BYTES || (size_t)h.uncompressed_size > PQ_MAX_PAGE_BYTES)
-            return chunk_error(cr, err, DF_ERR_PARQUET_FORMAT, "page claims more than %zu bytes", PQ_MAX_PAGE_BYTES);
+        if (h.type == PQ_PAGE_DICTIONARY) {
+            /* Remembered, decoded when a dictionary-encoded page needs it. */
+            DF_TRY(check_dictionary_order(cr, err));
+            cr->dict_pending = true;
+            cr->dict_pos = cr->pos;
+            cr->pos = body_off + (uint64_t)h.compressed_size;
+            continue;
+        }
         const uint8_t *body;
-        DF_TRY(fetch(cr, body_off, (size_t)h.compressed_size, &body, &cr->read_buf, &cr->read_cap, err));
-        if (h.has_crc && cr->verify_crc && df__parquet_crc32(body, (size_t)h.compressed_size) != h.crc)
-            return chunk_error(cr, err, DF_ERR_CHECKSUM, "page CRC mismatch");
+        DF_TRY(page_body(cr, &h, body_off, &body, &cr->read_buf, &cr->read_cap, err));
         cr->pos = body_off + (uint64_t)h.compressed_size;
         switch (h.type) {
-        case PQ_PAGE_DICTIONARY: DF_TRY(load_dictionary(cr, &h, body, err)); break;
         case PQ_PAGE_DATA: DF_TRY(load_v1(cr, &h, body, err)); break;
         case PQ_PAGE_DATA_V2: DF_TRY(load_v2(cr, &h, body, err)); break;
         default: cr->pages++; break;   /* index pages and unknown page types are skipped */
@@ -411,6 +515,48 @@ static df_errkind load_page(pq_column_reader *cr, bool *loaded, df_error *err) {
             *loaded = true;
             return DF_OK;
         }
+    }
+    return DF_OK;
+}
+
+/*
+ * Passes over whole pages of a column without repetition (one record per
+ * level entry) while they hold no more than `n` records: a data page's
+ * level count is in its header, so its body is neither fetched nor
+ * decompressed.  Stops at the first page that must be read, leaving its
+ * parsed header for load_page.
+ */
+static df_errkind skip_pages(pq_column_reader *cr, int64_t n, int64_t *skipped, df_error *err) {
+    *skipped = 0;
+    while (cr->values_left > 0 && *skipped < n) {
+        pq_page_header h;
+        size_t hlen;
+        DF_TRY(next_header(cr, &h, &hlen, err));
+        int64_t rows = -1;
+        if (h.type == PQ_PAGE_DATA && h.has_data) rows = h.data.num_values;
+        else if (h.type == PQ_PAGE_DATA_V2 && h.has_data_v2) rows = h.data_v2.num_values;
+        bool data = h.type == PQ_PAGE_DATA || h.type == PQ_PAGE_DATA_V2;
+        if (h.type == PQ_PAGE_DICTIONARY) {
+            DF_TRY(check_dictionary_order(cr, err));
+            cr->dict_pending = true;
+            cr->dict_pos = cr->pos;
+        } else if (data && (rows < 0 || rows > n - *skipped)) {
+            /* Read it (load_page reports malformed headers). */
+            cr->hdr = h;
+            cr->hdr_len = hlen;
+            cr->hdr_ready = true;
+            return DF_OK;
+        } else if (data) {
+            if (rows > cr->values_left)
+                return chunk_error(cr, err, DF_ERR_PARQUET_FORMAT, "pages hold more values than the chunk's %lld",
+                                   (long long)cr->meta->num_values);
+            cr->values_left -= rows;
+            cr->started = true;
+            cr->pages_skipped++;
+            *skipped += rows;
+        }
+        cr->pages++;
+        cr->pos += hlen + (uint64_t)h.compressed_size;
     }
     return DF_OK;
 }
@@ -506,5 +652,61 @@ df_errkind df__parquet_column_read(pq_column_reader *cr, int64_t records, pq_lea
         if (full) break;
     }
     out->records += started;
+    return DF_OK;
+}
+
+/* Passes over page entries [page_pos, page_pos + n): counts their values and skips them in the decoder. */
+static df_errkind skip_entries(pq_column_reader *cr, int64_t n, df_error *err) {
+    const pq_leaf *leaf = cr->leaf;
+    int64_t a = cr->page_pos - cr->win_start;
+    int64_t nonnull = n;
+    if (cr->bit_levels) nonnull = df_bitmap_count(cr->page_bits, a, n);
+    else if (leaf->max_def > 0) nonnull = count_nonnull(cr->page_def + a, n, leaf->max_def);
+    cr->page_pos += (int32_t)n;
+    return df__parquet_skip_values(cr, nonnull, err);
+}
+
+df_errkind df__parquet_column_skip(pq_column_reader *cr, int64_t records, int64_t *skipped, df_error *err) {
+    const pq_leaf *leaf = cr->leaf;
+    int64_t started = 0;
+    *skipped = 0;
+    for (;;) {
+        if (leaf->max_rep == 0 && started == records) break;
+        if (!cr->page_loaded || cr->page_pos >= cr->page_values) {
+            if (leaf->max_rep == 0) {
+                int64_t whole;
+                DF_TRY(skip_pages(cr, records - started, &whole, err));
+                started += whole;
+                if (started == records) break;
+            }
+            bool loaded;
+            DF_TRY(load_page(cr, &loaded, err));
+            if (!loaded) break;
+        }
+        if (cr->page_pos >= cr->win_end) DF_TRY(decode_window(cr, err));
+        int64_t a = cr->page_pos - cr->win_start, avail = cr->win_end - cr->page_pos;
+        if (leaf->max_rep == 0) {
+            int64_t take = DF_MIN(records - started, avail);
+            DF_TRY(skip_entries(cr, take, err));
+            started += take;
+            continue;
+        }
+        /* Same record boundaries as df__parquet_column_read. */
+        const int16_t *rep = cr->page_rep + a;
+        int64_t i = 0;
+        bool full = false;
+        for (; i < avail; i++) {
+            if (rep[i] == 0) {
+                if (started == records) {
+                    full = true;
+                    break;
+                }
+                started++;
+            }
+        }
+        DF_TRY(skip_entries(cr, i, err));
+        if (full) break;
+    }
+    *skipped = started;
     return DF_OK;
 }

@@ -92,6 +92,8 @@ typedef struct pq_dict {
     uint8_t *values;        /* fixed width: count * width bytes; BYTE_ARRAY: int32 offsets[count + 1] */
     uint8_t *data;          /* BYTE_ARRAY bytes */
     int64_t data_len;
+    size_t values_cap;      /* allocated bytes of values (kept from chunk to chunk) */
+    size_t data_cap;        /* allocated bytes of data */
 } pq_dict;
 
 /* One level stream of the current page. */
@@ -143,13 +145,30 @@ typedef struct pq_column_reader {
     size_t idx_cap;
     uint8_t *tmp;                   /* byte scratch (owned) */
     size_t tmp_cap;
+    uint8_t *dict_buf;              /* dictionary page decompression (owned; loaded while a data page is current) */
+    size_t dict_buf_cap;
+    uint8_t *dict_read;             /* dictionary page bytes when the input cannot be viewed (owned) */
+    size_t dict_read_cap;
+    /* Skipping (df__parquet_column_skip). */
+    bool hdr_ready;                 /* `hdr` is the parsed header of the page at `pos` (read ahead) */
+    pq_page_header hdr;             /* that header */
+    size_t hdr_len;                 /* its encoded length */
+    bool dict_pending;              /* a dictionary page was met but not loaded yet (loaded by the first
+                                       dictionary-encoded data page that is decoded) */
+    uint64_t dict_pos;              /* file offset of that dictionary page's header */
     /* Counters for metrics. */
     int64_t bytes_read;
     int64_t data_pages;
+    int64_t pages_skipped;          /* data pages passed over without fetching their bodies */
 } pq_column_reader;
 
+/*
+ * Prepares `cr` (zeroed, cleared, or used for another chunk: its scratch
+ * buffers are reused) to read leaf `leaf` of row group `rg`.
+ */
 df_errkind df__parquet_column_reader_init(pq_column_reader *cr, struct df_parquet_file *file, int32_t rg,
                                           int32_t leaf, pq_codec_ctx *codec, bool verify_crc, df_error *err);
+/* Frees everything the reader holds and zeroes it. */
 void df__parquet_column_reader_clear(pq_column_reader *cr);
 
 /*
@@ -158,6 +177,18 @@ void df__parquet_column_reader_clear(pq_column_reader *cr);
  * `expect_values` sizes the value buffers (flat columns: exactly records).
  */
 df_errkind df__parquet_column_read(pq_column_reader *cr, int64_t records, pq_leaf_out *out, df_error *err);
+
+/*
+ * Passes over up to `records` records without producing them; *skipped
+ * says how many (fewer only at the end of the chunk).  For columns without
+ * repetition, whole data pages that hold no more than the records still to
+ * skip are passed over by their headers alone: no body is fetched, checked
+ * or decompressed, and a dictionary page met on the way is only loaded when
+ * a later data page is read.  Elsewhere levels are decoded (to find record
+ * boundaries and count values) and the value decoder skips values without
+ * materialising them.
+ */
+df_errkind df__parquet_column_skip(pq_column_reader *cr, int64_t records, int64_t *skipped, df_error *err);
 
 /* ---- value decoding (decode.c) ------------------------------------------- */
 
@@ -169,11 +200,18 @@ df_errkind df__parquet_decoder_start(pq_column_reader *cr, int encoding, const u
                                      int64_t max_values, df_error *err);
 /* Appends n dense values to out (reserving space as needed). */
 df_errkind df__parquet_decode_values(pq_column_reader *cr, int64_t n, pq_leaf_out *out, df_error *err);
+/*
+ * Passes over the next n dense values of the page without producing them
+ * (positions advance exactly as decoding would; lengths are still checked).
+ */
+df_errkind df__parquet_skip_values(pq_column_reader *cr, int64_t n, df_error *err);
 /* Decodes a dictionary page (PLAIN values) into cr->dict. */
 df_errkind df__parquet_dict_load(pq_column_reader *cr, const uint8_t *data, size_t len, int64_t count,
                                  df_error *err);
 void df__parquet_decoder_clear(pq_decoder *d);
 void df__parquet_dict_clear(pq_dict *d);
+/* Forgets the entries but keeps the allocations for the next chunk's dictionary. */
+void df__parquet_dict_reset(pq_dict *d);
 
 /* Delta-binary-packed streams (also used for lengths). */
 df_errkind df__parquet_dbp_init(pq_dbp *d, const uint8_t *data, size_t len, bool is32, uint64_t max_values,

@@ -667,7 +667,118 @@ df_errkind df__parquet_decode_values(pq_column_reader *cr, int64_t n, pq_leaf_ou
     }
 }
 
+/* ---- skipping ------------------------------------------------------------------ */
+
+/* Skips n PLAIN byte arrays, checking each length against the page. */
+static df_errkind skip_plain_bytes(pq_column_reader *cr, int64_t n, df_error *err) {
+    pq_decoder *d = &cr->dec;
+    const uint8_t *p = d->p, *end = d->end;
+    for (int64_t i = 0; i < n; i++) {
+        if (end - p < 4) return page_error(cr, err, "byte array length runs past the page");
+        uint32_t l = df_load_le32(p);
+        if (l > (uint64_t)(end - p - 4)) return page_error(cr, err, "byte array of %u bytes runs past the page", l);
+        p += 4 + l;
+    }
+    d->p = p;
+    return DF_OK;
+}
+
+static df_errkind skip_plain(pq_column_reader *cr, int64_t n, df_error *err) {
+    pq_decoder *d = &cr->dec;
+    switch (cr->leaf->physical) {
+    case DF_PARQUET_BOOLEAN: {
+        if ((uint64_t)(d->end - d->p) * 8 - (uint64_t)d->bit < (uint64_t)n)
+            return page_error(cr, err, "boolean values run past the page");
+        int64_t bits = d->bit + n;
+        d->p += bits >> 3;
+        d->bit = (int)(bits & 7);
+        return DF_OK;
+    }
+    case DF_PARQUET_BYTE_ARRAY: return skip_plain_bytes(cr, n, err);
+    default: {
+        int64_t w = cr->leaf->physical == DF_PARQUET_INT96 ? 12 : cr->width;
+        if (w && (d->end - d->p) / w < n) return page_error(cr, err, "values run past the page");
+        d->p += n * w;
+        return DF_OK;
+    }
+    }
+}
+
+/* DELTA_BYTE_ARRAY values build on their predecessor: only the last skipped value is kept (in d->prev). */
+static df_errkind skip_delta_bytes(pq_column_reader *cr, int64_t n, df_error *err) {
+    pq_decoder *d = &cr->dec;
+    if (n > d->nlengths - d->lpos) return page_error(cr, err, "DELTA_BYTE_ARRAY holds too few values");
+    const int32_t *pre = d->prefixes + d->lpos, *suf = d->lengths + d->lpos;
+    for (int64_t i = 0; i < n; i++) {
+        if ((size_t)pre[i] > d->prev.len)
+            return page_error(cr, err, "DELTA_BYTE_ARRAY prefix %d is longer than the previous value (%zu)", pre[i],
+                              d->prev.len);
+        if (suf[i] > d->end - d->p) return page_error(cr, err, "DELTA_BYTE_ARRAY suffixes run past the page");
+        if (cr->leaf->physical == DF_PARQUET_FIXED_LEN_BYTE_ARRAY && pre[i] + suf[i] != cr->leaf->type_length)
+            return page_error(cr, err, "DELTA_BYTE_ARRAY value of %d bytes in a FIXED_LEN_BYTE_ARRAY(%d) column",
+                              pre[i] + suf[i], cr->leaf->type_length);
+        d->prev.len = (size_t)pre[i];
+        DF_TRY(df_buf_append(&d->prev, d->p, (size_t)suf[i], err));
+        d->p += suf[i];
+    }
+    d->lpos += n;
+    return DF_OK;
+}
+
+df_errkind df__parquet_skip_values(pq_column_reader *cr, int64_t n, df_error *err) {
+    pq_decoder *d = &cr->dec;
+    if (n == 0) return DF_OK;
+    if (n > d->left) return page_error(cr, err, "more values skipped than the page holds");
+    d->left -= n;
+    switch (d->encoding) {
+    case PQ_ENC_PLAIN: return skip_plain(cr, n, err);
+    case PQ_ENC_PLAIN_DICTIONARY:
+    case PQ_ENC_RLE_DICTIONARY:
+    case PQ_ENC_RLE:
+        /* Skipped dictionary indices are never used, so they need no range check. */
+        if ((int64_t)df__parquet_rle_skip(&d->rle, (size_t)n) != n)
+            return page_error(cr, err, "%s values end early", d->encoding == PQ_ENC_RLE ? "RLE boolean" : "dictionary index");
+        return DF_OK;
+    case PQ_ENC_DELTA_BINARY_PACKED: {
+        uint64_t tmp[256];
+        for (int64_t done = 0; done < n;) {
+            uint64_t m = (uint64_t)DF_MIN(n - done, (int64_t)DF_ARRAY_LEN(tmp));
+            DF_TRY(df__parquet_dbp_get(&d->dbp, tmp, m, err));
+            done += (int64_t)m;
+        }
+        return DF_OK;
+    }
+    case PQ_ENC_DELTA_LENGTH_BYTE_ARRAY: {
+        if (n > d->nlengths - d->lpos) return page_error(cr, err, "DELTA_LENGTH_BYTE_ARRAY holds too few values");
+        int64_t total = 0;
+        for (int64_t i = 0; i < n; i++) total += d->lengths[d->lpos + i];
+        if (total > d->end - d->p) return page_error(cr, err, "DELTA_LENGTH_BYTE_ARRAY data runs past the page");
+        d->p += total;
+        d->lpos += n;
+        return DF_OK;
+    }
+    case PQ_ENC_DELTA_BYTE_ARRAY: return skip_delta_bytes(cr, n, err);
+    case PQ_ENC_BYTE_STREAM_SPLIT:
+        if (n > d->bss_count - d->bss_pos) return page_error(cr, err, "BYTE_STREAM_SPLIT holds too few values");
+        d->bss_pos += n;
+        return DF_OK;
+    default: return DF_ERR_INTERNAL;
+    }
+}
+
 /* ---- dictionary pages ------------------------------------------------------------- */
+
+/* Makes *buf hold at least `need` bytes (contents not kept). */
+static df_errkind dict_room(uint8_t **buf, size_t *cap, size_t need, df_error *err) {
+    if (*cap >= need && *buf) return DF_OK;
+    size_t ncap = DF_MAX(need, *cap + *cap / 2);
+    uint8_t *p = df_malloc(ncap ? ncap : 1);
+    if (!p) return DF_OOM(err);
+    df_free(*buf);
+    *buf = p;
+    *cap = ncap;
+    return DF_OK;
+}
 
 df_errkind df__parquet_dict_load(pq_column_reader *cr, const uint8_t *data, size_t len, int64_t count,
                                  df_error *err) {
@@ -678,30 +789,23 @@ df_errkind df__parquet_dict_load(pq_column_reader *cr, const uint8_t *data, size
     if (physical == DF_PARQUET_BOOLEAN) return page_error(cr, err, "dictionary page for a BOOLEAN column");
     if (physical == DF_PARQUET_BYTE_ARRAY) {
         if ((uint64_t)count > len / 4) return page_error(cr, err, "dictionary of %lld byte arrays in %zu bytes", (long long)count, len);
-        int32_t *off = df_malloc((size_t)(count + 1) * sizeof *off);
-        uint8_t *bytes = df_calloc(len + VALUE_SLACK, 1);   /* slack for copy_value's wide reads */
-        if (!off || !bytes) {
-            df_free(off);
-            df_free(bytes);
-            return DF_OOM(err);
-        }
+        DF_TRY(dict_room(&dict->values, &dict->values_cap, (size_t)(count + 1) * sizeof(int32_t), err));
+        DF_TRY(dict_room(&dict->data, &dict->data_cap, len + VALUE_SLACK, err));   /* slack for copy_value */
+        int32_t *off = (int32_t *)(void *)dict->values;
+        uint8_t *bytes = dict->data;
         const uint8_t *p = data, *end = data + len;
         int64_t pos = 0;
         off[0] = 0;
         for (int64_t i = 0; i < count; i++) {
             uint32_t l = end - p >= 4 ? df_load_le32(p) : UINT32_MAX;
-            if (l == UINT32_MAX || l > (uint64_t)(end - p - 4)) {
-                df_free(off);
-                df_free(bytes);
+            if (l == UINT32_MAX || l > (uint64_t)(end - p - 4))
                 return page_error(cr, err, "dictionary byte array %lld runs past the page", (long long)i);
-            }
             memcpy(bytes + pos, p + 4, l);
             p += 4 + l;
             pos += l;
             off[i + 1] = (int32_t)pos;
         }
-        dict->values = (uint8_t *)off;
-        dict->data = bytes;
+        memset(bytes + pos, 0, VALUE_SLACK);   /* copy_value may read (never use) bytes past the last value */
         dict->data_len = pos;
     } else {
         int src_w = physical == DF_PARQUET_INT96 ? 12 : cr->width;
@@ -709,8 +813,7 @@ df_errkind df__parquet_dict_load(pq_column_reader *cr, const uint8_t *data, size
         if (src_w && (uint64_t)count > len / (size_t)src_w)
             return page_error(cr, err, "dictionary of %lld values does not fit %zu bytes", (long long)count, len);
         size_t bytes = (size_t)count * (size_t)cr->width;
-        dict->values = df_malloc(bytes ? bytes : 1);
-        if (!dict->values) return DF_OOM(err);
+        DF_TRY(dict_room(&dict->values, &dict->values_cap, bytes ? bytes : 1, err));
         if (physical == DF_PARQUET_INT96) {
             int64_t *o = (int64_t *)(void *)dict->values;
             for (int64_t i = 0; i < count; i++) o[i] = int96_to_nanos(data + 12 * i);
@@ -727,6 +830,11 @@ void df__parquet_dict_clear(pq_dict *d) {
     df_free(d->values);
     df_free(d->data);
     memset(d, 0, sizeof *d);
+}
+
+void df__parquet_dict_reset(pq_dict *d) {
+    d->present = false;
+    d->count = d->data_len = 0;
 }
 
 void df__parquet_decoder_clear(pq_decoder *d) {

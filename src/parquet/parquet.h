@@ -149,7 +149,26 @@ typedef struct df_parquet_read_options {
     /* Row-group skipping: a conjunction over file top-level fields (may be NULL). */
     const df_scan_predicate *predicates;
     int32_t npredicates;
-    /* Rows wanted at most, -1 or 0 = all: the stream ends after them. */
+    /*
+     * Row filtering: also drop every row where a predicate is false or NULL
+     * (df_scan_predicate_eval).  Predicates on flat primitive fields whose
+     * literals have the field's Arrow type are evaluated row by row; others
+     * only prune row groups.  Their fields are decoded first, a batch at a
+     * time; the other columns are decoded only for the rows kept: pages
+     * without kept rows are passed over unread (flat columns) and values
+     * between kept rows are skipped without being materialised.  Predicate
+     * fields need not be output columns.  Batches then hold the kept rows
+     * of up to batch_size file rows (never empty; possibly short).
+     */
+    bool filter_rows;
+    /*
+     * Rows to drop whatever the predicates say, as file row numbers (0 = the
+     * file's first row) in ascending order: a Delta deletion vector.
+     * Borrowed: must stay valid until the stream is closed.  May be NULL.
+     */
+    const uint64_t *deleted_rows;
+    int64_t ndeleted_rows;
+    /* Rows wanted at most, -1 or 0 = all: the stream ends after them (counted after filtering). */
     int64_t limit;
     /* Skip CRC verification of pages that carry one (default false: verify). */
     bool skip_crc;
@@ -160,9 +179,10 @@ typedef struct df_parquet_read_options {
 /*
  * Opens a lazy stream of batches over `f` (options may be NULL = all columns,
  * all row groups, 8192 rows).  The stream holds its own reference to the
- * file, so the caller may close the file at once.  Invalid column, leaf or
- * row-group indices give DF_ERR_INVALID_ARGUMENT.  Batches never span row
- * groups; a batch holds batch_size rows except at the end of a row group.
+ * file, so the caller may close the file at once (predicates are copied;
+ * deleted_rows is borrowed).  Invalid column, leaf or row-group indices give
+ * DF_ERR_INVALID_ARGUMENT.  Batches never span row groups; without row
+ * filtering a batch holds batch_size rows except at the end of a row group.
  */
 df_errkind df_parquet_reader_open(df_parquet_file *f, const df_parquet_read_options *opts, df_batch_stream **out,
                                   df_error *err);
@@ -177,6 +197,7 @@ typedef struct df_parquet_write_options {
     int32_t compression_level;      /* codec level (zstd, gzip, brotli); 0 = the codec's default */
     int64_t row_group_rows;         /* rows per row group; 0 = 1,048,576 */
     int64_t page_bytes;             /* target uncompressed data page size; 0 = 1 MiB */
+    int64_t page_rows;              /* rows per data page at most; 0 = 20,000 */
     bool disable_dictionary;        /* never dictionary-encode */
     int64_t dictionary_page_bytes;  /* dictionary size limit before falling back to PLAIN; 0 = 1 MiB */
     const char *created_by;         /* NULL = "deltafunnel version <v>" */

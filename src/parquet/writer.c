@@ -4,7 +4,10 @@
  *
  * Rows accumulate per column into the current page (plain bytes, or
  * dictionary indices plus definition levels).  A page is closed when its
- * plain size reaches page_bytes; closed pages (header + compressed body)
+ * plain size reaches page_bytes or it holds page_rows rows (20,000 by
+ * default, as parquet-java and arrow-rs do: small pages let readers that
+ * select rows decompress little more than the pages holding them); closed
+ * pages (header + compressed body)
  * collect in the column's chunk buffer.  When the row group is full, each
  * column's chunk is written out in turn: its dictionary page (if any) and
  * its data pages, and the chunk's metadata and statistics are kept for the
@@ -29,6 +32,7 @@
 
 #define DEFAULT_ROW_GROUP_ROWS (1 << 20)
 #define DEFAULT_PAGE_BYTES (1 << 20)
+#define DEFAULT_PAGE_ROWS 20000
 #define DEFAULT_DICT_BYTES (1 << 20)
 #define FOOTER_STAT_BYTES 64
 
@@ -595,7 +599,7 @@ static df_errkind flush_page(df_parquet_writer *w, wcol *c, df_error *err) {
 static df_errkind append_rows(df_parquet_writer *w, wcol *c, const df_vec *v, int64_t start, int64_t n,
                               df_error *err) {
     uint8_t tmp[32];
-    int64_t limit = w->opts.page_bytes, dict_limit = w->opts.dictionary_page_bytes;
+    int64_t limit = w->opts.page_bytes, dict_limit = w->opts.dictionary_page_bytes, row_limit = w->opts.page_rows;
     for (int64_t i = start; i < start + n; i++) {
         bool valid = df_vec_is_valid(v, i);
         if (!valid && !c->field->nullable)
@@ -625,7 +629,7 @@ static df_errkind append_rows(df_parquet_writer *w, wcol *c, const df_vec *v, in
         } else {
             DF_TRY(plain_append(c, p, len, err));
         }
-        if (c->page_raw >= limit) DF_TRY(flush_page(w, c, err));
+        if (c->page_raw >= limit || c->page_rows >= row_limit) DF_TRY(flush_page(w, c, err));
     }
     return DF_OK;
 }
@@ -887,6 +891,7 @@ df_errkind df_parquet_writer_open(const char *path, const df_schema *schema, con
     if (opts) w->opts = *opts;
     if (w->opts.row_group_rows <= 0) w->opts.row_group_rows = DEFAULT_ROW_GROUP_ROWS;
     if (w->opts.page_bytes <= 0) w->opts.page_bytes = DEFAULT_PAGE_BYTES;
+    if (w->opts.page_rows <= 0) w->opts.page_rows = DEFAULT_PAGE_ROWS;
     if (w->opts.dictionary_page_bytes <= 0) w->opts.dictionary_page_bytes = DEFAULT_DICT_BYTES;
     if (w->opts.stats_truncate <= 0) w->opts.stats_truncate = 32;
     w->opts.created_by = NULL;

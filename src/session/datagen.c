@@ -18,7 +18,8 @@
  *           updated_at timestamp (UTC), status, comment, is_active
  *           [+ partition column region: string]
  *   narrow  id, value, flag                               [+ region]
- *   wide    id + 8 groups of (int64, double, string, date) [+ region]
+ *   wide    id + 50 groups of (int64, double, string, date): 201 columns
+ *           [+ region]
  *   events  event_id, event_time, user_id, event_type, payload, duration_ms,
  *           success                                        [+ event_date: date]
  */
@@ -91,7 +92,7 @@ static const col_spec events_cols[] = {
     {"success", GEN_BOOL, 20, 0, 0},
 };
 
-#define WIDE_GROUPS 8
+#define WIDE_GROUPS 50
 #define MAX_COLS (1 + 4 * WIDE_GROUPS)
 
 /* The resolved layout of one table. */
@@ -403,9 +404,11 @@ static df_errkind write_file(const df_datagen_options *o, const gen_table *t, co
     df_parquet_writer *w;
     DF_TRY(df_parquet_writer_open(full, t->file_schema, &wo, &w, err));
     df_errkind k = DF_OK;
-    for (int64_t r = row0; r < row1 && k == DF_OK; r += BATCH_ROWS) {
+    /* Batches of about BATCH_ROWS * 10 cells: wide tables use shorter batches, not more memory. */
+    int64_t batch_rows = DF_MAX((int64_t)1024, (int64_t)BATCH_ROWS * 10 / DF_MAX(t->ncols, 10));
+    for (int64_t r = row0; r < row1 && k == DF_OK; r += batch_rows) {
         df_batch *b;
-        k = gen_batch(t, r, DF_MIN((int64_t)BATCH_ROWS, row1 - r), &b, err);
+        k = gen_batch(t, r, DF_MIN(batch_rows, row1 - r), &b, err);
         if (k == DF_OK) {
             k = df_parquet_writer_write(w, b, err);
             df_batch_release(b);

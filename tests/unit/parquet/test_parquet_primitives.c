@@ -5,6 +5,8 @@
  */
 #include "df_test.h"
 
+#include <stdlib.h>
+
 #include "parquet/codec.h"
 #include "parquet/column_reader.h"
 #include "parquet/metadata.h"
@@ -462,4 +464,34 @@ DF_TEST(lz4_legacy_codec_accepts_hadoop_framing_and_raw_blocks) {
 DF_TEST(crc32_matches_the_gzip_polynomial) {
     DF_ASSERT_EQ_UINT(df__parquet_crc32((const uint8_t *)"123456789", 9), 0xcbf43926u);
     DF_ASSERT_EQ_UINT(df__parquet_crc32((const uint8_t *)"", 0), 0u);
+}
+
+/* Bit-at-a-time CRC-32 (reflected 0xEDB88320), the slowest and plainest definition. */
+static uint32_t crc32_bitwise(const uint8_t *p, size_t n) {
+    uint32_t c = 0xffffffffu;
+    for (size_t i = 0; i < n; i++) {
+        c ^= p[i];
+        for (int b = 0; b < 8; b++) c = (c >> 1) ^ (0xedb88320u & (0u - (c & 1)));
+    }
+    return ~c;
+}
+
+DF_TEST(crc32_of_every_length_and_alignment) {
+    enum { N = 70000 };
+    uint8_t *buf = malloc(N + 64);
+    for (size_t i = 0; i < N + 64; i++) buf[i] = (uint8_t)rnd();
+    /* Every length around the 16- and 64-byte blocks of the folding path, at every alignment. */
+    for (size_t len = 0; len < 600; len++)
+        for (size_t off = 0; off < 16; off += (len < 200 ? 1 : 7))
+            if (df__parquet_crc32(buf + off, len) != crc32_bitwise(buf + off, len))
+                df_test_fail(__FILE__, __LINE__, "crc of %zu bytes at offset %zu differs", len, off);
+    for (int k = 0; k < 40; k++) {
+        size_t len = (size_t)(rnd() % N), off = (size_t)(rnd() % 64);
+        DF_ASSERT_EQ_UINT(df__parquet_crc32(buf + off, len), crc32_bitwise(buf + off, len));
+    }
+    memset(buf, 0, N);   /* all zeros and all ones: the reductions' edge cases */
+    DF_ASSERT_EQ_UINT(df__parquet_crc32(buf, N), crc32_bitwise(buf, N));
+    memset(buf, 0xff, N);
+    DF_ASSERT_EQ_UINT(df__parquet_crc32(buf, N), crc32_bitwise(buf, N));
+    free(buf);
 }
