@@ -476,18 +476,12 @@ df_errkind df_job_run(const char *path, bool dry_run, const df_progress *progres
 
 /*
  * Errors of this section carry the phase "ranked_profile" (or
- * "perfetto_diagnostics", or "config" for argument errors) and a stable
- * specific kind, read with df_diagnostics_error_kind(): the reference's
- * kinds such as "profile_already_active", "output_unavailable",
- * "capture_handshake_failed", or a report kind such as "incomplete_capture".
+ * "perfetto_diagnostics", or "config" for argument errors), no context, and
+ * the reference's specific kind as df_error.kind (df_errkinds.def), such as
+ * DF_ERR_PROFILE_ALREADY_ACTIVE, DF_ERR_OUTPUT_UNAVAILABLE,
+ * DF_ERR_CAPTURE_HANDSHAKE_FAILED, or a report kind such as
+ * DF_ERR_INCOMPLETE_CAPTURE.
  */
-
-/*
- * The specific kind of a diagnostics error ("profile_already_active"), or
- * df_errkind_name(err->kind) when it carries none.  Copied into buf
- * (NUL-terminated, truncated to cap); returns buf.
- */
-const char *df_diagnostics_error_kind(const df_error *err, char *buf, size_t cap);
 
 typedef struct df_ranked_profile df_ranked_profile;
 

@@ -32,11 +32,13 @@ enum {
 };
 
 /*
- * Prints the failure line and returns the exit code of `phase`.  The
- * message is sanitised (JSON-escaped, control characters removed).
+ * Prints the failure line (kind = df_errkind_name(kind), so every kind the
+ * program prints is listed in df_errkinds.def) and returns the exit code of
+ * `phase`.  The message is sanitised (JSON-escaped, control characters
+ * removed).
  */
-int cli_fail(const char *phase, const char *kind, const char *message);
-/* Same from a df_error (phase, reason and message of the error). */
+int cli_fail(const char *phase, df_errkind kind, const char *message);
+/* Same from a df_error (its phase, kind and message). */
 int cli_fail_error(const df_error *err);
 
 /* Writes all of s to stdout and flushes; false when the terminal write failed. */
@@ -55,7 +57,7 @@ int cli_doctor(int argc, char **argv);             /* doctor.c */
 /* Result of a preflight check: NULL on success, or the failure (phase, kind, message). */
 typedef struct cli_problem {
     const char *phase;   /* "input" / "output" */
-    const char *kind;    /* stable kind */
+    df_errkind kind;     /* stable kind */
     char message[256];   /* message */
 } cli_problem;
 

@@ -26,7 +26,7 @@ int cli_doctor(int argc, char **argv) {
     for (int i = 0; i < argc; i++) {
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
             return cli_write(DOCTOR_HELP, strlen(DOCTOR_HELP)) ? CLI_OK : CLI_OUTPUT;
-        return cli_fail("argument", "unknown_option", "doctor takes no arguments");
+        return cli_fail("argument", DF_ERR_UNKNOWN_OPTION, "doctor takes no arguments");
     }
     df_diag_host_report h;
     df_error err = {0};

@@ -33,10 +33,10 @@ int cli_capture_health(int argc, char **argv) {
     for (int i = 0; i < argc; i++)
         if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))
             return cli_write(HEALTH_HELP, strlen(HEALTH_HELP)) ? CLI_OK : CLI_OUTPUT;
-    if (argc < 1 || argc > 2) return cli_fail("argument", "invalid_arguments", "expected TRACE [CONFIGURED_FILE_CAP_BYTES]");
+    if (argc < 1 || argc > 2) return cli_fail("argument", DF_ERR_INVALID_ARGUMENTS, "expected TRACE [CONFIGURED_FILE_CAP_BYTES]");
     int64_t cap = -1;
     if (argc == 2 && !parse_cap(argv[1], &cap))
-        return cli_fail("argument", "invalid_file_cap", "the configured file cap must be a positive integer");
+        return cli_fail("argument", DF_ERR_INVALID_FILE_CAP, "the configured file cap must be a positive integer");
     cli_problem pr;
     char *canon = NULL;
     unsigned char magic[DF_REPORT_MAGIC_LEN];
@@ -56,7 +56,7 @@ int cli_capture_health(int argc, char **argv) {
     df_buf_init(&out, 0);
     int rc = df_report_health_csv(&h, &out, &err) == DF_OK && cli_write(out.data, out.len)
                  ? CLI_OK
-                 : cli_fail("output", "terminal_write_failed", "cannot write to standard output");
+                 : cli_fail("output", DF_ERR_TERMINAL_WRITE_FAILED, "cannot write to standard output");
     df_buf_free(&out);
     df_error_clear(&err);
     return rc;

@@ -47,7 +47,7 @@ static const char INSPECT_HELP[] =
 
 int cli_print_inspect_help(void) {
     if (!cli_write(INSPECT_HELP, strlen(INSPECT_HELP)))
-        return cli_fail("output", "terminal_write_failed", "cannot write to standard output");
+        return cli_fail("output", DF_ERR_TERMINAL_WRITE_FAILED, "cannot write to standard output");
     return CLI_OK;
 }
 
@@ -79,15 +79,15 @@ static int apply_value(inspect_args *a, int opt, const char *v) {
     int64_t n;
     switch (opt) {
     case O_LIMIT:
-        if (!v || !parse_i64(v, &n) || n < 1 || n > 200) return cli_fail("argument", "invalid_limit", "limit must be between 1 and 200");
+        if (!v || !parse_i64(v, &n) || n < 1 || n > 200) return cli_fail("argument", DF_ERR_INVALID_LIMIT, "limit must be between 1 and 200");
         a->o.limit = (uint32_t)n;
         return CLI_OK;
     case O_DEPTH:
-        if (!v || !parse_i64(v, &n) || n < 0 || n > 32) return cli_fail("argument", "invalid_depth", "depth must be between 0 and 32");
+        if (!v || !parse_i64(v, &n) || n < 0 || n > 32) return cli_fail("argument", DF_ERR_INVALID_DEPTH, "depth must be between 0 and 32");
         a->o.depth = (int32_t)n;
         return CLI_OK;
     case O_SEMANTIC:
-        if (!v || !parse_i64(v, &n)) return cli_fail("argument", "invalid_semantic_id", "semantic ID must be a signed integer");
+        if (!v || !parse_i64(v, &n)) return cli_fail("argument", DF_ERR_INVALID_SEMANTIC_ID, "semantic ID must be a signed integer");
         a->o.has_semantic = true;
         a->o.semantic_id = n;
         return CLI_OK;
@@ -96,11 +96,11 @@ static int apply_value(inspect_args *a, int opt, const char *v) {
         char left[32];
         int64_t s, f;
         if (!colon || (size_t)(colon - v) >= sizeof left)
-            return cli_fail("argument", "invalid_function_id", "function ID must use SEMANTIC_ID:FUNCTION_ID signed integers");
+            return cli_fail("argument", DF_ERR_INVALID_FUNCTION_ID, "function ID must use SEMANTIC_ID:FUNCTION_ID signed integers");
         memcpy(left, v, (size_t)(colon - v));
         left[colon - v] = 0;
         if (!parse_i64(left, &s) || !parse_i64(colon + 1, &f))
-            return cli_fail("argument", "invalid_function_id", "function ID must use SEMANTIC_ID:FUNCTION_ID signed integers");
+            return cli_fail("argument", DF_ERR_INVALID_FUNCTION_ID, "function ID must use SEMANTIC_ID:FUNCTION_ID signed integers");
         a->o.has_function = true;
         a->o.function_semantic_id = s;
         a->o.function_id = f;
@@ -110,7 +110,7 @@ static int apply_value(inspect_args *a, int opt, const char *v) {
         size_t chars = 0;
         for (const unsigned char *p = (const unsigned char *)(v ? v : ""); *p; p++) chars += (*p & 0xC0) != 0x80;
         if (!v || chars < 1 || chars > 128)
-            return cli_fail("argument", "invalid_filter", "filter must contain between 1 and 128 characters");
+            return cli_fail("argument", DF_ERR_INVALID_FILTER, "filter must contain between 1 and 128 characters");
         a->o.filter = v;
         return CLI_OK;
     }
@@ -119,7 +119,7 @@ static int apply_value(inspect_args *a, int opt, const char *v) {
         else if (v && !strcmp(v, "inclusive-cpu")) a->o.sort = DF_REPORT_SORT_INCLUSIVE;
         else if (v && !strcmp(v, "self-cpu")) a->o.sort = DF_REPORT_SORT_SELF;
         else if (v && !strcmp(v, "name")) a->o.sort = DF_REPORT_SORT_NAME;
-        else return cli_fail("argument", "invalid_sort", "sort must be duration, inclusive-cpu, self-cpu, or name");
+        else return cli_fail("argument", DF_ERR_INVALID_SORT, "sort must be duration, inclusive-cpu, self-cpu, or name");
         return CLI_OK;
     default:
         return CLI_OK;
@@ -136,7 +136,7 @@ static int parse_args(int argc, char **argv, inspect_args *a) {
             return CLI_OK;
         }
         if (t[0] != '-') {
-            if (a->input) return cli_fail("argument", "multiple_inputs", "only one profile input path may be provided");
+            if (a->input) return cli_fail("argument", DF_ERR_MULTIPLE_INPUTS, "only one profile input path may be provided");
             a->input = t;
             continue;
         }
@@ -145,12 +145,12 @@ static int parse_args(int argc, char **argv, inspect_args *a) {
         size_t nlen = eq ? (size_t)(eq - t) : strlen(t);
         for (int k = 0; k < O_COUNT; k++)
             if (strlen(OPTION_NAMES[k]) == nlen && !strncmp(t, OPTION_NAMES[k], nlen)) opt = k;
-        if (opt < 0) return cli_fail("argument", "unknown_option", "unknown option");
-        if (a->seen & (1u << opt)) return cli_fail("argument", "duplicate_option", "option may be specified only once");
+        if (opt < 0) return cli_fail("argument", DF_ERR_UNKNOWN_OPTION, "unknown option");
+        if (a->seen & (1u << opt)) return cli_fail("argument", DF_ERR_DUPLICATE_OPTION, "option may be specified only once");
         a->seen |= 1u << opt;
         bool flag = opt == O_INTERACTIVE || opt == O_FULL || opt == O_ALL;
         if (flag) {
-            if (eq) return cli_fail("argument", "unknown_option", "unknown option");
+            if (eq) return cli_fail("argument", DF_ERR_UNKNOWN_OPTION, "unknown option");
             if (opt == O_INTERACTIVE) a->interactive = true;
             else if (opt == O_FULL) a->o.full_symbols = true;
             else a->o.all_frames = true;
@@ -160,11 +160,11 @@ static int parse_args(int argc, char **argv, inspect_args *a) {
         int rc = apply_value(a, opt, v);
         if (rc != CLI_OK) return rc;
     }
-    if (!a->input) return cli_fail("argument", "missing_input", "a profile input path is required");
+    if (!a->input) return cli_fail("argument", DF_ERR_MISSING_INPUT, "a profile input path is required");
     if (a->o.has_semantic && a->o.has_function)
-        return cli_fail("argument", "incompatible_selectors", "--semantic and --function cannot be used together");
+        return cli_fail("argument", DF_ERR_INCOMPATIBLE_SELECTORS, "--semantic and --function cannot be used together");
     if (a->o.has_function && a->o.sort == DF_REPORT_SORT_DURATION)
-        return cli_fail("argument", "incompatible_sort", "function callsites cannot be sorted by exact duration");
+        return cli_fail("argument", DF_ERR_INCOMPATIBLE_SORT, "function callsites cannot be sorted by exact duration");
     return CLI_OK;
 }
 
@@ -216,7 +216,7 @@ static int interactive(df_report_inspector *in) {
         df_buf_reset(&out);
         df_error err = {0};
         bool quit = false;
-        df_errkind k = r == 2 ? df_error_set(&err, DF_ERR_INVALID_ARGUMENT, "interactive command exceeds the 1024-byte limit")
+        df_errkind k = r == 2 ? df_error_set(&err, DF_ERR_INTERACTIVE_COMMAND, "interactive command exceeds the 1024-byte limit")
                               : df_report_inspector_command(in, line, len, &out, &quit, &err);
         if (k != DF_OK) {
             fprintf(stderr, "error: %s\n", err.message);
@@ -231,7 +231,7 @@ static int interactive(df_report_inspector *in) {
         }
     }
     df_buf_free(&out);
-    return cli_fail("output", "terminal_write_failed", "cannot write to standard output");
+    return cli_fail("output", DF_ERR_TERMINAL_WRITE_FAILED, "cannot write to standard output");
 }
 
 /* ------------------------------------------------------------------------ */
@@ -249,7 +249,7 @@ int cli_inspect(int argc, char **argv) {
     if (!cli_check_input(a.input, &canon, magic, &ml, &pr)) return cli_fail(pr.phase, pr.kind, pr.message);
     if (!cli_is_artifact(a.input, magic, ml)) {
         free(canon);
-        return cli_fail("input", "ranked_artifact_required",
+        return cli_fail("input", DF_ERR_RANKED_ARTIFACT_REQUIRED,
                         "terminal inspection requires a ranked profile artifact; convert a raw trace with `report "
                         "--artifact-output`");
     }
@@ -271,10 +271,10 @@ int cli_inspect(int argc, char **argv) {
     if (k != DF_OK) {
         rc = cli_fail_error(&err);
     } else if (a.interactive) {
-        rc = respond(&out) ? interactive(in) : cli_fail("output", "terminal_write_failed", "cannot write to standard output");
+        rc = respond(&out) ? interactive(in) : cli_fail("output", DF_ERR_TERMINAL_WRITE_FAILED, "cannot write to standard output");
     } else {
         rc = cli_write(out.data ? out.data : "", out.len) ? CLI_OK
-                                                          : cli_fail("output", "terminal_write_failed", "cannot write to standard output");
+                                                          : cli_fail("output", DF_ERR_TERMINAL_WRITE_FAILED, "cannot write to standard output");
     }
     df_error_clear(&err);
     df_buf_free(&out);

@@ -90,11 +90,11 @@ static int exit_code(const char *phase) {
     return CLI_SOFTWARE;
 }
 
-int cli_fail(const char *phase, const char *kind, const char *message) {
+int cli_fail(const char *phase, df_errkind kind, const char *message) {
     fputs("{\"phase\":", stderr);
     json_string(stderr, phase);
     fputs(",\"kind\":", stderr);
-    json_string(stderr, kind);
+    json_string(stderr, df_errkind_name(kind));
     fputs(",\"message\":", stderr);
     json_string(stderr, message);
     fputs("}\n", stderr);
@@ -103,11 +103,9 @@ int cli_fail(const char *phase, const char *kind, const char *message) {
 }
 
 int cli_fail_error(const df_error *err) {
-    char reason[64];
-    df_report_error_reason(err, reason, sizeof reason);
     const char *phase = err->phase[0] ? err->phase : "internal";
     if (err->kind == DF_ERR_OUT_OF_MEMORY) phase = "internal";
-    return cli_fail(phase, reason, err->message);
+    return cli_fail(phase, err->kind, err->message);
 }
 
 bool cli_write(const char *s, size_t n) {
@@ -116,7 +114,7 @@ bool cli_write(const char *s, size_t n) {
 }
 
 static int write_help(const char *text) {
-    if (!cli_write(text, strlen(text))) return cli_fail("output", "terminal_write_failed", "cannot write to standard output");
+    if (!cli_write(text, strlen(text))) return cli_fail("output", DF_ERR_TERMINAL_WRITE_FAILED, "cannot write to standard output");
     return CLI_OK;
 }
 
@@ -140,11 +138,11 @@ static int load_profile(const char *path, bool is_artifact, df_report_profile **
 static int report_written(const char *abs) {
     size_t n = strlen(abs) + 8;
     char *line = malloc(n);
-    if (!line) return cli_fail("internal", "out_of_memory", "out of memory");
+    if (!line) return cli_fail("internal", DF_ERR_OUT_OF_MEMORY, "out of memory");
     snprintf(line, n, "wrote %s\n", abs);
     bool ok = cli_write(line, strlen(line));
     free(line);
-    return ok ? CLI_OK : cli_fail("output", "terminal_write_failed", "outputs were written but standard output failed");
+    return ok ? CLI_OK : cli_fail("output", DF_ERR_TERMINAL_WRITE_FAILED, "outputs were written but standard output failed");
 }
 
 /* ------------------------------------------------------------------------ */
@@ -170,25 +168,25 @@ static int scan_report_args(int argc, char **argv, report_args *a) {
         if (!strcmp(t, "--output") || !strcmp(t, "--artifact-output")) {
             bool art = t[2] == 'a';
             if (art ? a->artifact != NULL : a->output != NULL)
-                return cli_fail("argument", art ? "duplicate_artifact_output" : "duplicate_output",
+                return cli_fail("argument", art ? DF_ERR_DUPLICATE_ARTIFACT_OUTPUT : DF_ERR_DUPLICATE_OUTPUT,
                                 art ? "--artifact-output may be specified only once" : "--output may be specified only once");
             if (i + 1 >= argc)
-                return cli_fail("argument", art ? "missing_artifact_output_value" : "missing_output_value",
+                return cli_fail("argument", art ? DF_ERR_MISSING_ARTIFACT_OUTPUT_VALUE : DF_ERR_MISSING_OUTPUT_VALUE,
                                 art ? "--artifact-output requires a path" : "--output requires a path");
             if (art) a->artifact = argv[++i];
             else a->output = argv[++i];
         } else if (!strcmp(t, "--no-clobber")) {
-            if (a->no_clobber) return cli_fail("argument", "duplicate_option", "option may be specified only once");
+            if (a->no_clobber) return cli_fail("argument", DF_ERR_DUPLICATE_OPTION, "option may be specified only once");
             a->no_clobber = true;
         } else if (t[0] == '-') {
-            return cli_fail("argument", "unknown_option", "unknown option");
+            return cli_fail("argument", DF_ERR_UNKNOWN_OPTION, "unknown option");
         } else if (a->input) {
-            return cli_fail("argument", "multiple_inputs", "only one profile input path may be provided");
+            return cli_fail("argument", DF_ERR_MULTIPLE_INPUTS, "only one profile input path may be provided");
         } else {
             a->input = t;
         }
     }
-    if (!a->input) return cli_fail("argument", "missing_input", "a profile input path is required");
+    if (!a->input) return cli_fail("argument", DF_ERR_MISSING_INPUT, "a profile input path is required");
     return CLI_OK;
 }
 
@@ -211,7 +209,7 @@ static int cmd_report(int argc, char **argv) {
     if (!output) output = def = cli_default_output(a.input, "profile.html");
     if (!output || !cli_check_output(output, in_canon, NULL, &out_abs, &out_canon, &pr) ||
         (a.artifact && !cli_check_output(a.artifact, in_canon, out_canon, &art_abs, &art_canon, &pr))) {
-        rc = output ? fail_problem(&pr) : cli_fail("internal", "out_of_memory", "out of memory");
+        rc = output ? fail_problem(&pr) : cli_fail("internal", DF_ERR_OUT_OF_MEMORY, "out of memory");
         goto done;
     }
     if ((rc = load_profile(in_canon, cli_is_artifact(a.input, magic, magic_len), &p)) != CLI_OK) goto done;
@@ -256,21 +254,21 @@ static int cmd_diff(int argc, char **argv) {
         const char *t = argv[i];
         if (is_help(t)) return write_help(DIFF_HELP);
         if (!strcmp(t, "--output")) {
-            if (output) return cli_fail("argument", "duplicate_output", "--output may be specified only once");
-            if (i + 1 >= argc) return cli_fail("argument", "missing_output_value", "--output requires a path");
+            if (output) return cli_fail("argument", DF_ERR_DUPLICATE_OUTPUT, "--output may be specified only once");
+            if (i + 1 >= argc) return cli_fail("argument", DF_ERR_MISSING_OUTPUT_VALUE, "--output requires a path");
             output = argv[++i];
         } else if (!strcmp(t, "--no-clobber")) {
-            if (no_clobber) return cli_fail("argument", "duplicate_option", "option may be specified only once");
+            if (no_clobber) return cli_fail("argument", DF_ERR_DUPLICATE_OPTION, "option may be specified only once");
             no_clobber = true;
         } else if (t[0] == '-') {
-            return cli_fail("argument", "unknown_option", "unknown option");
+            return cli_fail("argument", DF_ERR_UNKNOWN_OPTION, "unknown option");
         } else if (n == 2) {
-            return cli_fail("argument", "multiple_inputs", "diff compares exactly two profiles");
+            return cli_fail("argument", DF_ERR_MULTIPLE_INPUTS, "diff compares exactly two profiles");
         } else {
             in[n++] = t;
         }
     }
-    if (n < 2) return cli_fail("argument", "missing_input", "diff requires two profile input paths");
+    if (n < 2) return cli_fail("argument", DF_ERR_MISSING_INPUT, "diff requires two profile input paths");
     cli_problem pr;
     char *canon[2] = {NULL, NULL}, *out_abs = NULL, *out_canon = NULL, *def = NULL;
     df_report_profile *p[2] = {NULL, NULL};
@@ -283,10 +281,10 @@ static int cmd_diff(int argc, char **argv) {
     }
     if (rc == CLI_OK) {
         if (!output) output = def = cli_default_output(in[0], "diff.html");
-        if (!output) rc = cli_fail("internal", "out_of_memory", "out of memory");
+        if (!output) rc = cli_fail("internal", DF_ERR_OUT_OF_MEMORY, "out of memory");
         else if (!cli_check_output(output, canon[0], NULL, &out_abs, &out_canon, &pr) ||
                  !strcmp(out_canon, canon[1]))
-            rc = out_canon ? cli_fail("output", "aliases_input", "output must not name an input file") : fail_problem(&pr);
+            rc = out_canon ? cli_fail("output", DF_ERR_ALIASES_INPUT, "output must not name an input file") : fail_problem(&pr);
     }
     if (rc == CLI_OK) {
         df_error err = {0};
@@ -343,14 +341,14 @@ static int unknown_command(const char *cmd) {
     char msg[128];
     if (best) snprintf(msg, sizeof msg, "unknown diagnostics command; did you mean %s?", best);
     else snprintf(msg, sizeof msg, "unknown diagnostics command");
-    return cli_fail("argument", "unknown_command", msg);
+    return cli_fail("argument", DF_ERR_UNKNOWN_COMMAND, msg);
 }
 
 int main(int argc, char **argv) {
     const char *self = strrchr(argv[0], '/');
     self = self ? self + 1 : argv[0];
     if (!strcmp(self, "capture-workload")) return cli_capture_workload(argc - 1, argv + 1);
-    if (argc < 2) return cli_fail("argument", "missing_command", "a diagnostics command is required");
+    if (argc < 2) return cli_fail("argument", DF_ERR_MISSING_COMMAND, "a diagnostics command is required");
     const char *cmd = argv[1];
     if (is_help(cmd)) return write_help(MAIN_HELP);
     if (!strcmp(cmd, "help")) {

@@ -21,7 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static bool problem(cli_problem *pr, const char *phase, const char *kind, const char *fmt, const char *arg) {
+static bool problem(cli_problem *pr, const char *phase, df_errkind kind, const char *fmt, const char *arg) {
     pr->phase = phase;
     pr->kind = kind;
     snprintf(pr->message, sizeof pr->message, fmt, arg ? arg : "");
@@ -32,20 +32,20 @@ bool cli_check_input(const char *path, char **canon, unsigned char *magic, size_
     *canon = NULL;
     *magic_len = 0;
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-    if (fd < 0) return problem(pr, "input", "unreadable", "cannot open the input: %s", strerror(errno));
+    if (fd < 0) return problem(pr, "input", DF_ERR_UNREADABLE, "cannot open the input: %s", strerror(errno));
     struct stat st;
     if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
         close(fd);
-        return problem(pr, "input", "not_file", "input must be a regular file%s", NULL);
+        return problem(pr, "input", DF_ERR_NOT_FILE, "input must be a regular file%s", NULL);
     }
     ssize_t n;
     do n = read(fd, magic, DF_REPORT_MAGIC_LEN);
     while (n < 0 && errno == EINTR);
     close(fd);
-    if (n < 0) return problem(pr, "input", "unreadable", "cannot read the input: %s", strerror(errno));
+    if (n < 0) return problem(pr, "input", DF_ERR_UNREADABLE, "cannot read the input: %s", strerror(errno));
     *magic_len = (size_t)n;
     *canon = realpath(path, NULL);
-    if (!*canon) return problem(pr, "input", "unreadable", "cannot resolve the input path: %s", strerror(errno));
+    if (!*canon) return problem(pr, "input", DF_ERR_UNREADABLE, "cannot resolve the input path: %s", strerror(errno));
     return true;
 }
 
@@ -135,9 +135,9 @@ bool cli_check_output(const char *path, const char *input_canon, const char *oth
     const char *base = strrchr(path, '/');
     base = base ? base + 1 : path;
     if (len == 0 || *base == 0 || !strcmp(base, ".") || !strcmp(base, ".."))
-        return problem(pr, "output", "missing_file_name", "output path must name a file%s", NULL);
+        return problem(pr, "output", DF_ERR_MISSING_FILE_NAME, "output path must name a file%s", NULL);
     char *abs = absolute_of(path);
-    if (!abs) return problem(pr, "output", "unavailable", "cannot resolve the output path: %s", strerror(errno));
+    if (!abs) return problem(pr, "output", DF_ERR_UNAVAILABLE, "cannot resolve the output path: %s", strerror(errno));
     char *slash = strrchr(abs, '/');
     *slash = 0;
     bool not_dir;
@@ -145,26 +145,26 @@ bool cli_check_output(const char *path, const char *input_canon, const char *oth
     *slash = '/';
     if (!dir) {
         free(abs);
-        return not_dir ? problem(pr, "output", "parent_not_directory", "an existing parent of the output is not a directory%s", NULL)
-                       : problem(pr, "output", "unavailable", "cannot resolve the output path%s", NULL);
+        return not_dir ? problem(pr, "output", DF_ERR_PARENT_NOT_DIRECTORY, "an existing parent of the output is not a directory%s", NULL)
+                       : problem(pr, "output", DF_ERR_UNAVAILABLE, "cannot resolve the output path%s", NULL);
     }
     char *c = join(dir, base, strlen(base));
     if (!c) {
         free(abs);
-        return problem(pr, "output", "unavailable", "out of memory%s", NULL);
+        return problem(pr, "output", DF_ERR_UNAVAILABLE, "out of memory%s", NULL);
     }
     struct stat ost, lst, ist, xst;
     bool exists = lstat(c, &lst) == 0, link = exists && S_ISLNK(lst.st_mode);
     if (exists && ((link && stat(c, &ost) == 0 && !S_ISREG(ost.st_mode)) || (!link && !S_ISREG(lst.st_mode)))) {
         free(abs);
         free(c);
-        return problem(pr, "output", "not_file", "output exists and is not a regular file%s", NULL);
+        return problem(pr, "output", DF_ERR_NOT_FILE, "output exists and is not a regular file%s", NULL);
     }
     bool hard = exists && !link && stat(input_canon, &ist) == 0 && ist.st_dev == lst.st_dev && ist.st_ino == lst.st_ino;
     if (!strcmp(c, input_canon) || hard) {
         free(abs);
         free(c);
-        return problem(pr, "output", "aliases_input", "output must not name the input file%s", NULL);
+        return problem(pr, "output", DF_ERR_ALIASES_INPUT, "output must not name the input file%s", NULL);
     }
     if (other_canon) {
         bool same = !strcmp(c, other_canon) ||
@@ -172,7 +172,7 @@ bool cli_check_output(const char *path, const char *input_canon, const char *oth
         if (same) {
             free(abs);
             free(c);
-            return problem(pr, "output", "profile_outputs_alias", "ranked HTML and artifact outputs must name different files%s", NULL);
+            return problem(pr, "output", DF_ERR_PROFILE_OUTPUTS_ALIAS, "ranked HTML and artifact outputs must name different files%s", NULL);
         }
     }
     *absolute = abs;

@@ -75,13 +75,6 @@ PyObject *df_py_raise(df_py_state *st, df_error *err) {
     }
     const char *kind = df_errkind_name(err->kind);
     const char *phase = err->phase[0] ? err->phase : df_errkind_default_phase(err->kind);
-    /* Diagnostics errors carry the reference's specific kind; their context is None, as the reference's. */
-    char specific[64];
-    if (context && (!strcmp(phase, "ranked_profile") || !strcmp(phase, "perfetto_diagnostics")) &&
-        err->context && strstr(err->context, "\"reason\":")) {
-        kind = df_diagnostics_error_kind(err, specific, sizeof specific);
-        Py_CLEAR(context);
-    }
     PyObject *exc = make_error(st, phase, kind, err->message, context, err->offset, err->code);
     Py_XDECREF(context);
     df_error_clear(err);

@@ -33,7 +33,7 @@
 #include <stdlib.h>
 
 static df_errkind oom(df_error *err) {
-    return df__report_fail(err, DF_ERR_OUT_OF_MEMORY, "aggregate_validation", "out_of_memory",
+    return df__report_fail(err, DF_ERR_OUT_OF_MEMORY, "aggregate_validation",
                            "out of memory while attributing samples");
 }
 
@@ -649,7 +649,7 @@ static df_errkind expand_records(sstate *st, df_error *err) {
             uint32_t r = fn_record(st, &recs, &cap, node, (uint32_t)cn);
             if (r == UINT32_MAX - 1) {
                 map_free(&recs);
-                return df__report_fail(err, DF_ERR_LIMIT_EXCEEDED, "aggregate_validation", "record_limit",
+                return df__report_fail(err, DF_ERR_RECORD_LIMIT, "aggregate_validation",
                                        "profile has more than %u function records", DF_REPORT_MAX_FUNCTIONS);
             }
             if (r == UINT32_MAX) {
@@ -768,7 +768,7 @@ df_errkind df__build_samples(df__build *b, df_error *err) {
     if (k == DF_OK) {
         fill_coverage(&st, no_callsite);
         if (st.eligible > 0 && b->p->meta.sample_frequency_hz == 0)
-            k = df__report_fail(err, DF_ERR_BINARY_FORMAT, "query", "malformed_result",
+            k = df__report_fail(err, DF_ERR_MALFORMED_RESULT, "query",
                                 "trace has CPU samples but no linux.perf sampling frequency in its trace config");
     }
     df_free(owner);

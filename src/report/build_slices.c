@@ -31,7 +31,7 @@ static const char *const OP_NAMES[] = {"Delta Funnel preview", "Delta Funnel SQL
                                        "Delta Funnel SQL Server write_all"};
 
 static df_errkind oom(df_error *err) {
-    return df__report_fail(err, DF_ERR_OUT_OF_MEMORY, "aggregate_validation", "out_of_memory",
+    return df__report_fail(err, DF_ERR_OUT_OF_MEMORY, "aggregate_validation",
                            "out of memory while building the profile");
 }
 
@@ -305,14 +305,14 @@ static df_errkind select_operations(df__build *b, df_error *err) {
     if (b->nops) qsort(b->ops, b->nops, sizeof *b->ops, cmp_ops);
     for (size_t i = 1; i < b->nops; i++)
         if (b->ops[i].op_id == b->ops[i - 1].op_id)
-            return df__report_fail(err, DF_ERR_BINARY_FORMAT, "aggregate_validation", "audit_failed",
+            return df__report_fail(err, DF_ERR_AUDIT_FAILED, "aggregate_validation",
                                    "operation %lld has more than one root slice", (long long)b->ops[i].op_id);
     return DF_OK;
 }
 
 static df_errkind require_operations(const df__build *b, df_error *err) {
     if (b->nops == 0)
-        return df__report_fail(err, DF_ERR_NOT_FOUND, "health", "incomplete_capture",
+        return df__report_fail(err, DF_ERR_INCOMPLETE_CAPTURE, "health",
                                "input trace contains no retained Delta Funnel operation");
     return DF_OK;
 }
@@ -367,7 +367,7 @@ static df_errkind make_nodes(df__build *b, df_error *err) {
         b->nnodes++;
     }
     if (b->nnodes > DF_REPORT_MAX_SEMANTICS)
-        return df__report_fail(err, DF_ERR_LIMIT_EXCEEDED, "aggregate_validation", "record_limit",
+        return df__report_fail(err, DF_ERR_RECORD_LIMIT, "aggregate_validation",
                                "profile has %zu semantic records, exceeding the %u record limit", b->nnodes,
                                DF_REPORT_MAX_SEMANTICS);
     return DF_OK;
@@ -521,7 +521,7 @@ static df_errkind choose_parents(df__build *b, df_error *err) {
         uint32_t d = 0;
         for (int32_t c = b->nodes[i].parent; c >= 0; c = b->nodes[c].parent)
             if (++d > b->nnodes)
-                return df__report_fail(err, DF_ERR_BINARY_FORMAT, "aggregate_validation", "invalid_hierarchy",
+                return df__report_fail(err, DF_ERR_INVALID_HIERARCHY, "aggregate_validation",
                                        "semantic hierarchy contains a cycle");
         b->nodes[i].depth = d;
     }
@@ -796,7 +796,7 @@ static df_errkind build_steps(df__build *b, df_error *err) {
     health h;
     DF_TRY(compute_health(b, &h, err));
     if (h.missing_identity > 0)
-        return df__report_fail(err, DF_ERR_BINARY_FORMAT, "aggregate_validation", "unsafe_identity",
+        return df__report_fail(err, DF_ERR_UNSAFE_IDENTITY, "aggregate_validation",
                                "trace has %lld missing or invalid identity fields", (long long)h.missing_identity);
     fill_health_metadata(b, &h);
     DF_TRY(df__build_samples(b, err));
@@ -810,14 +810,10 @@ static df_errkind build_steps(df__build *b, df_error *err) {
     b->p->meta.sample_unit = samples;
     df__report_strings_seal(&b->p->strings);
     df_errkind k = df__report_index_build(b->p, err);
-    if (k != DF_OK && err) {
-        char reason[64];
-        df_report_error_reason(err, reason, sizeof reason);
-        if (strcmp(reason, "out_of_memory") != 0) {
-            char msg[DF_ERROR_MESSAGE_SIZE];
-            snprintf(msg, sizeof msg, "%s", err->message);
-            df__report_fail(err, k, "aggregate_validation", "invalid_aggregate", "%s", msg);
-        }
+    if (k != DF_OK && k != DF_ERR_OUT_OF_MEMORY) {
+        char msg[DF_ERROR_MESSAGE_SIZE];
+        snprintf(msg, sizeof msg, "%s", err ? err->message : "");
+        k = df__report_fail(err, DF_ERR_INVALID_AGGREGATE, "aggregate_validation", "%s", msg);
     }
     return k;
 }

@@ -232,10 +232,10 @@ static df_errkind encode_body(enc *e, size_t start) {
 df_errkind df_report_encode_dfprofile(const df_report_profile *p, df_buf *out, df_error *err) {
     df_errkind k = df_report_validate(p, err);
     if (k != DF_OK) {
-        if (k != DF_ERR_OUT_OF_MEMORY && err) {
+        if (k != DF_ERR_OUT_OF_MEMORY) {
             char msg[DF_ERROR_MESSAGE_SIZE];
-            snprintf(msg, sizeof msg, "%s", err->message);
-            df__report_fail(err, k, "aggregate_validation", "invalid_ranked_profile", "%s", msg);
+            snprintf(msg, sizeof msg, "%s", err ? err->message : "");
+            k = df__report_fail(err, DF_ERR_INVALID_RANKED_PROFILE, "aggregate_validation", "%s", msg);
         }
         return k;
     }
@@ -243,7 +243,7 @@ df_errkind df_report_encode_dfprofile(const df_report_profile *p, df_buf *out, d
     if (!e.remap || !e.order) {
         df_free(e.remap);
         df_free(e.order);
-        return df__report_fail(err, DF_ERR_OUT_OF_MEMORY, "serialization", "out_of_memory", "out of memory");
+        return df__report_fail(err, DF_ERR_OUT_OF_MEMORY, "serialization", "out of memory");
     }
     collect_strings(&e);
     size_t start = out->len;
@@ -253,9 +253,10 @@ df_errkind df_report_encode_dfprofile(const df_report_profile *p, df_buf *out, d
     if (k != DF_OK) {
         out->len = start;
         if (k == DF_ERR_LIMIT_EXCEEDED)
-            return df__report_fail(err, k, "serialization", "artifact_too_large",
+            return df__report_fail(err, DF_ERR_ARTIFACT_TOO_LARGE, "serialization",
                                    "the artifact would exceed %u bytes", DF_REPORT_MAX_ARTIFACT_BYTES);
-        return df__report_fail(err, k, "serialization", "artifact_serialize_failed", "cannot serialise the artifact");
+        if (k == DF_ERR_OUT_OF_MEMORY) return df__report_fail(err, k, "serialization", "out of memory");
+        return df__report_fail(err, DF_ERR_ARTIFACT_SERIALIZE_FAILED, "serialization", "cannot serialise the artifact");
     }
     return DF_OK;
 }
@@ -263,19 +264,20 @@ df_errkind df_report_encode_dfprofile(const df_report_profile *p, df_buf *out, d
 /* ------------------------------------------------------------------------ */
 /* Decoding.                                                                 */
 
-static df_errkind bad(df_error *err, const char *reason, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static df_errkind bad(df_error *err, df_errkind kind, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-static df_errkind bad(df_error *err, const char *reason, const char *fmt, ...) {
+/* An input-phase artifact rejection of `kind` (one of the artifact kinds of df_errkinds.def). */
+static df_errkind bad(df_error *err, df_errkind kind, const char *fmt, ...) {
     char msg[DF_ERROR_MESSAGE_SIZE];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    return df__report_fail(err, DF_ERR_BINARY_FORMAT, "input", reason, "%s", msg);
+    return df__report_fail(err, kind, "input", "%s", msg);
 }
 
 static df_errkind dec_oom(df_error *err) {
-    return df__report_fail(err, DF_ERR_OUT_OF_MEMORY, "input", "out_of_memory", "out of memory reading the artifact");
+    return df__report_fail(err, DF_ERR_OUT_OF_MEMORY, "input", "out of memory reading the artifact");
 }
 
 typedef struct span {
@@ -285,38 +287,38 @@ typedef struct span {
 
 static df_errkind check_header(const uint8_t *h, size_t len, span sec[SECTION_COUNT], df_error *err) {
     if (len > DF_REPORT_MAX_ARTIFACT_BYTES)
-        return df__report_fail(err, DF_ERR_LIMIT_EXCEEDED, "input", "artifact_too_large", "artifact exceeds %u bytes",
+        return df__report_fail(err, DF_ERR_ARTIFACT_TOO_LARGE, "input", "artifact exceeds %u bytes",
                                 DF_REPORT_MAX_ARTIFACT_BYTES);
-    if (len < HEADER_LEN) return bad(err, "truncated_artifact", "artifact is shorter than its 64-byte header");
-    if (memcmp(h, MAGIC, sizeof MAGIC) != 0) return bad(err, "invalid_artifact_magic", "file is not a .dfprofile artifact");
+    if (len < HEADER_LEN) return bad(err, DF_ERR_TRUNCATED_ARTIFACT, "artifact is shorter than its 64-byte header");
+    if (memcmp(h, MAGIC, sizeof MAGIC) != 0) return bad(err, DF_ERR_INVALID_ARTIFACT_MAGIC, "file is not a .dfprofile artifact");
     if (df_load_le16(h + 8) != FORMAT_VERSION)
-        return bad(err, "unsupported_artifact_version", "unsupported artifact version %u", df_load_le16(h + 8));
-    if (df_load_le16(h + 10) != HEADER_LEN) return bad(err, "invalid_artifact_header", "invalid artifact header length");
+        return bad(err, DF_ERR_UNSUPPORTED_ARTIFACT_VERSION, "unsupported artifact version %u", df_load_le16(h + 8));
+    if (df_load_le16(h + 10) != HEADER_LEN) return bad(err, DF_ERR_INVALID_ARTIFACT_HEADER, "invalid artifact header length");
     if (df_load_le32(h + 12) != DF_REPORT_SCHEMA_VERSION)
-        return bad(err, "unsupported_ranked_schema", "unsupported ranked schema version %u", df_load_le32(h + 12));
+        return bad(err, DF_ERR_UNSUPPORTED_RANKED_SCHEMA, "unsupported ranked schema version %u", df_load_le32(h + 12));
     for (size_t i = 40; i < 56; i++)
-        if (h[i]) return bad(err, "invalid_artifact_header", "reserved artifact header bytes are not zero");
+        if (h[i]) return bad(err, DF_ERR_INVALID_ARTIFACT_HEADER, "reserved artifact header bytes are not zero");
     if (df_load_le32(h + 16) != SECTION_COUNT || df_load_le32(h + 20) != 0 || df_load_le64(h + 32) != HEADER_LEN)
-        return bad(err, "invalid_artifact_header", "invalid artifact section directory");
+        return bad(err, DF_ERR_INVALID_ARTIFACT_HEADER, "invalid artifact section directory");
     uint64_t declared = df_load_le64(h + 24);
     if (declared > DF_REPORT_MAX_ARTIFACT_BYTES)
-        return df__report_fail(err, DF_ERR_LIMIT_EXCEEDED, "input", "artifact_too_large", "artifact declares more than %u bytes",
+        return df__report_fail(err, DF_ERR_ARTIFACT_TOO_LARGE, "input", "artifact declares more than %u bytes",
                                 DF_REPORT_MAX_ARTIFACT_BYTES);
-    if (declared > len) return bad(err, "truncated_artifact", "artifact is truncated");
-    if (declared < len) return bad(err, "trailing_artifact_bytes", "artifact has trailing bytes");
-    if (len < HEADER_LEN + SECTION_COUNT * DIR_ENTRY) return bad(err, "truncated_artifact", "artifact is truncated");
+    if (declared > len) return bad(err, DF_ERR_TRUNCATED_ARTIFACT, "artifact is truncated");
+    if (declared < len) return bad(err, DF_ERR_TRAILING_ARTIFACT_BYTES, "artifact has trailing bytes");
+    if (len < HEADER_LEN + SECTION_COUNT * DIR_ENTRY) return bad(err, DF_ERR_TRUNCATED_ARTIFACT, "artifact is truncated");
     if (file_checksum(h, len) != df_load_le64(h + 56))
-        return bad(err, "artifact_checksum_mismatch", "artifact checksum does not match its contents");
+        return bad(err, DF_ERR_ARTIFACT_CHECKSUM_MISMATCH, "artifact checksum does not match its contents");
     uint64_t expect = HEADER_LEN + SECTION_COUNT * DIR_ENTRY;
     for (unsigned s = 0; s < SECTION_COUNT; s++) {
         const uint8_t *d = h + HEADER_LEN + s * DIR_ENTRY;
         uint64_t off = df_load_le64(d + 8), n = df_load_le64(d + 16);
         if (df_load_le32(d) != s + 1 || df_load_le32(d + 4) != 0 || off != expect || n % 8 != 0 || n > len - off)
-            return bad(err, "invalid_artifact_section", "artifact section %u is out of place", s + 1);
+            return bad(err, DF_ERR_INVALID_ARTIFACT_SECTION, "artifact section %u is out of place", s + 1);
         sec[s] = (span){h + off, (size_t)n};
         expect = off + n;
     }
-    if (expect != len) return bad(err, "invalid_artifact_section", "artifact sections do not cover the file");
+    if (expect != len) return bad(err, DF_ERR_INVALID_ARTIFACT_SECTION, "artifact sections do not cover the file");
     return DF_OK;
 }
 
@@ -327,24 +329,24 @@ static bool all_zero(const uint8_t *p, size_t n) {
 }
 
 static df_errkind read_strings(span sec, df_report_profile *p, df_error *err) {
-    if (sec.len < 8) return bad(err, "invalid_artifact_section", "string section is truncated");
+    if (sec.len < 8) return bad(err, DF_ERR_INVALID_ARTIFACT_SECTION, "string section is truncated");
     uint32_t n = df_load_le32(sec.p);
     if (df_load_le32(sec.p + 4) != 0 || n >= DF_REPORT_MAX_STRINGS || (uint64_t)n * 4 > sec.len - 8)
-        return bad(err, "invalid_artifact_section", "string section header is invalid");
+        return bad(err, DF_ERR_INVALID_ARTIFACT_SECTION, "string section header is invalid");
     size_t lens_end = align8(8 + (size_t)n * 4), total = 0;
     if (lens_end > sec.len || !all_zero(sec.p + 8 + (size_t)n * 4, lens_end - 8 - (size_t)n * 4))
-        return bad(err, "invalid_artifact_section", "string section is invalid");
+        return bad(err, DF_ERR_INVALID_ARTIFACT_SECTION, "string section is invalid");
     for (uint32_t i = 0; i < n; i++) {
         total += df_load_le32(sec.p + 8 + (size_t)i * 4);
-        if (total > sec.len) return bad(err, "invalid_artifact_section", "string lengths exceed the section");
+        if (total > sec.len) return bad(err, DF_ERR_INVALID_ARTIFACT_SECTION, "string lengths exceed the section");
     }
     if (align8(lens_end + total) != sec.len || !all_zero(sec.p + lens_end + total, sec.len - lens_end - total))
-        return bad(err, "invalid_artifact_section", "string section length does not match its strings");
+        return bad(err, DF_ERR_INVALID_ARTIFACT_SECTION, "string section length does not match its strings");
     const uint8_t *at = sec.p + lens_end;
     for (uint32_t i = 0; i < n; i++) {
         uint32_t len = df_load_le32(sec.p + 8 + (size_t)i * 4);
         if (!df__report_utf8_clean(at, len))
-            return bad(err, "invalid_artifact_section", "string %u is not valid UTF-8", i + 1);
+            return bad(err, DF_ERR_INVALID_ARTIFACT_SECTION, "string %u is not valid UTF-8", i + 1);
         if (df__report_strings_add(&p->strings, (const char *)at, len) != i + 1) return dec_oom(err);
         at += len;
     }
@@ -354,16 +356,16 @@ static df_errkind read_strings(span sec, df_report_profile *p, df_error *err) {
 }
 
 static df_errkind u32_field(uint64_t v, uint32_t *out, df_error *err) {
-    if (v > UINT32_MAX) return bad(err, "invalid_artifact_section", "metadata value out of range");
+    if (v > UINT32_MAX) return bad(err, DF_ERR_INVALID_ARTIFACT_SECTION, "metadata value out of range");
     *out = (uint32_t)v;
     return DF_OK;
 }
 
 static df_errkind read_metadata(span sec, df_report_profile *p, df_error *err) {
-    if (sec.len != META_FIELDS * 8) return bad(err, "invalid_artifact_section", "metadata section has the wrong length");
+    if (sec.len != META_FIELDS * 8) return bad(err, DF_ERR_INVALID_ARTIFACT_SECTION, "metadata section has the wrong length");
     uint64_t v[META_FIELDS];
     for (size_t i = 0; i < META_FIELDS; i++) v[i] = df_load_le64(sec.p + i * 8);
-    if (v[0] > 1 || v[1] > 1 || v[2] > 1) return bad(err, "invalid_artifact_section", "metadata flag is not 0 or 1");
+    if (v[0] > 1 || v[1] > 1 || v[2] > 1) return bad(err, DF_ERR_INVALID_ARTIFACT_SECTION, "metadata flag is not 0 or 1");
     df_report_metadata *m = &p->meta;
     m->capture_complete = v[0], m->semantic_complete = v[1], m->finalization_observed = v[2];
     int64_t *health[] = {&m->incomplete_operation_root_count, &m->truncation_marker_count,
@@ -380,7 +382,7 @@ static df_errkind read_metadata(span sec, df_report_profile *p, df_error *err) {
     DF_TRY(u32_field(v[20], &m->exact_time_unit, err));
     DF_TRY(u32_field(v[21], &m->sample_unit, err));
     if (m->exact_time_unit >= p->strings.n || m->sample_unit >= p->strings.n)
-        return bad(err, "invalid_artifact_section", "metadata string id out of range");
+        return bad(err, DF_ERR_INVALID_ARTIFACT_SECTION, "metadata string id out of range");
     int64_t *cov[] = {&m->eligible_sample_count, &m->direct_sample_count, &m->ambiguous_sample_count,
                       &m->unattributed_sample_count, &m->resolved_function_sample_count,
                       &m->unresolved_function_sample_count, &m->unwind_error_sample_count,
@@ -393,11 +395,11 @@ static df_errkind read_metadata(span sec, df_report_profile *p, df_error *err) {
 /* Checks `count` records of `size` bytes after an 8-byte count fill sec exactly. */
 static df_errkind record_count(span sec, size_t head, size_t size, uint64_t max, uint64_t *count, df_error *err,
                                const char *what) {
-    if (sec.len < head) return bad(err, "invalid_artifact_section", "%s section is truncated", what);
+    if (sec.len < head) return bad(err, DF_ERR_INVALID_ARTIFACT_SECTION, "%s section is truncated", what);
     *count = df_load_le64(sec.p);
-    if (*count > max) return bad(err, "invalid_artifact_section", "%s section has too many records", what);
+    if (*count > max) return bad(err, DF_ERR_INVALID_ARTIFACT_SECTION, "%s section has too many records", what);
     if ((sec.len - head) / size < *count || sec.len - head != *count * size)
-        return bad(err, "invalid_artifact_section", "%s section length does not match its count", what);
+        return bad(err, DF_ERR_INVALID_ARTIFACT_SECTION, "%s section length does not match its count", what);
     return DF_OK;
 }
 
@@ -417,7 +419,7 @@ static df_errkind read_semantics(span sec, df_report_profile *p, df_error *err) 
         for (int k = 0; k < DF_REPORT_STACK_CLASSES; k++) s->stack[k] = (int64_t)df_load_le64(r + 120 + k * 8);
         for (int k = 0; k < DF_REPORT_S_COUNT; k++) {
             s->str[k] = df_load_le32(r + 152 + k * 4);
-            if (s->str[k] >= p->strings.n) return bad(err, "invalid_artifact_section", "semantic string id out of range");
+            if (s->str[k] >= p->strings.n) return bad(err, DF_ERR_INVALID_ARTIFACT_SECTION, "semantic string id out of range");
         }
         s->flags = df_load_le32(r + 196);
     }
@@ -441,18 +443,18 @@ static df_errkind read_functions(span sec, df_report_profile *p, df_error *err) 
         f->source_file = df_load_le32(r + 56);
         f->flags = df_load_le32(r + 60);
         if (f->name >= p->strings.n || f->module_name >= p->strings.n || f->source_file >= p->strings.n)
-            return bad(err, "invalid_artifact_section", "function string id out of range");
+            return bad(err, DF_ERR_INVALID_ARTIFACT_SECTION, "function string id out of range");
     }
     p->nfns = (size_t)n;
     return DF_OK;
 }
 
 static df_errkind read_lanes(span sec, df_report_profile *p, df_error *err) {
-    if (sec.len < 16) return bad(err, "invalid_artifact_section", "lane section is truncated");
+    if (sec.len < 16) return bad(err, DF_ERR_INVALID_ARTIFACT_SECTION, "lane section is truncated");
     uint64_t nl = df_load_le64(sec.p), ni = df_load_le64(sec.p + 8);
     if (nl > DF_REPORT_MAX_LANES || ni > DF_REPORT_MAX_INTERVALS ||
         sec.len != 16 + nl * LANE_RECORD + ni * INTERVAL_RECORD)
-        return bad(err, "invalid_artifact_section", "lane section length does not match its counts");
+        return bad(err, DF_ERR_INVALID_ARTIFACT_SECTION, "lane section length does not match its counts");
     p->lanes = df_calloc(nl ? nl : 1, sizeof *p->lanes);
     p->intervals = df_calloc(ni ? ni : 1, sizeof *p->intervals);
     if (!p->lanes || !p->intervals) return dec_oom(err);
@@ -468,11 +470,11 @@ static df_errkind read_lanes(span sec, df_report_profile *p, df_error *err) {
         l->worker_kind = df_load_le32(r + 40);
         l->interval_count = df_load_le32(r + 44);
         if (l->worker_kind >= p->strings.n || l->interval_count > ni - next)
-            return bad(err, "invalid_artifact_section", "worker lane is invalid");
+            return bad(err, DF_ERR_INVALID_ARTIFACT_SECTION, "worker lane is invalid");
         l->first_interval = next;
         next += l->interval_count;
     }
-    if (next != ni) return bad(err, "invalid_artifact_section", "lane intervals do not match their lanes");
+    if (next != ni) return bad(err, DF_ERR_INVALID_ARTIFACT_SECTION, "lane intervals do not match their lanes");
     const uint8_t *iv = sec.p + 16 + nl * LANE_RECORD;
     for (uint64_t i = 0; i < ni; i++) {
         p->intervals[i].start_ns = (int64_t)df_load_le64(iv + i * INTERVAL_RECORD);
@@ -505,7 +507,7 @@ static df_errkind check_string_order(const df_report_profile *p, df_error *err) 
              next_use(p->fns[i].source_file, &next);
     for (size_t i = 0; ok && i < p->nlanes; i++) ok = next_use(p->lanes[i].worker_kind, &next);
     if (!ok || next != p->strings.n)
-        return bad(err, "invalid_artifact_section", "artifact strings are not in canonical order");
+        return bad(err, DF_ERR_INVALID_ARTIFACT_SECTION, "artifact strings are not in canonical order");
     return DF_OK;
 }
 
@@ -523,10 +525,10 @@ df_errkind df_report_decode_dfprofile(const void *bytes, size_t len, df_report_p
     if (k == DF_OK) k = check_string_order(p, err);
     if (k == DF_OK) {
         k = df__report_index_build(p, err);
-        if (k != DF_OK && k != DF_ERR_OUT_OF_MEMORY && err) {
+        if (k != DF_OK && k != DF_ERR_OUT_OF_MEMORY) {
             char msg[DF_ERROR_MESSAGE_SIZE];
-            snprintf(msg, sizeof msg, "%s", err->message);
-            df__report_fail(err, k, "input", "invalid_ranked_profile", "%s", msg);
+            snprintf(msg, sizeof msg, "%s", err ? err->message : "");
+            k = df__report_fail(err, DF_ERR_INVALID_RANKED_PROFILE, "input", "%s", msg);
         }
     }
     if (k != DF_OK) {

@@ -47,7 +47,7 @@ typedef struct dctx {
 } dctx;
 
 static df_errkind oom(df_error *err) {
-    return df__report_fail(err, DF_ERR_OUT_OF_MEMORY, "output", "out_of_memory", "out of memory rendering the diff");
+    return df__report_fail(err, DF_ERR_OUT_OF_MEMORY, "output", "out of memory rendering the diff");
 }
 
 /* The row of `key` (created with `parent`/`label` if new); -1 on OOM or over the row cap. */

@@ -49,7 +49,7 @@ typedef struct hctx {
 } hctx;
 
 static df_errkind oom(df_error *err) {
-    return df__report_fail(err, DF_ERR_OUT_OF_MEMORY, "output", "out_of_memory", "out of memory rendering the report");
+    return df__report_fail(err, DF_ERR_OUT_OF_MEMORY, "output", "out of memory rendering the report");
 }
 
 /* ------------------------------------------------------------------------ */

@@ -11,7 +11,7 @@
  * so a hostile symbol cannot move the cursor or reorder the line.
  *
  * Commands validate their arguments before changing anything; a failed
- * command returns DF_ERR_INVALID_ARGUMENT with the user-facing message and
+ * command returns DF_ERR_INTERACTIVE_COMMAND with the user-facing message and
  * leaves the view as it was.
  */
 #include "report/report_int.h"
@@ -52,20 +52,21 @@ typedef struct rows {
     size_t n, cap;
 } rows;
 
-static df_errkind arg_fail(df_error *err, const char *reason, const char *fmt, ...)
+static df_errkind arg_fail(df_error *err, df_errkind kind, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-static df_errkind arg_fail(df_error *err, const char *reason, const char *fmt, ...) {
+/* An argument-phase failure of `kind` (one of the inspect argument kinds of df_errkinds.def). */
+static df_errkind arg_fail(df_error *err, df_errkind kind, const char *fmt, ...) {
     char msg[DF_ERROR_MESSAGE_SIZE];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    return df__report_fail(err, DF_ERR_INVALID_ARGUMENT, "argument", reason, "%s", msg);
+    return df__report_fail(err, kind, "argument", "%s", msg);
 }
 
 static df_errkind oom(df_error *err) {
-    return df__report_fail(err, DF_ERR_OUT_OF_MEMORY, "output", "out_of_memory", "out of memory");
+    return df__report_fail(err, DF_ERR_OUT_OF_MEMORY, "output", "out of memory");
 }
 
 static bool rows_push(rows *r, row x) {
@@ -536,14 +537,14 @@ df_errkind df_report_inspector_create(const df_report_profile *p, const df_repor
     df_report_inspect_options none = {0};
     if (!o) o = &none;
     if (!p || !p->ix.built) return df_error_set(err, DF_ERR_INVALID_ARGUMENT, "profile is not indexed");
-    if (o->limit > 200) return arg_fail(err, "invalid_limit", "limit must be between 1 and 200");
-    if (o->depth < -1 || o->depth > 32) return arg_fail(err, "invalid_depth", "depth must be between 0 and 32");
+    if (o->limit > 200) return arg_fail(err, DF_ERR_INVALID_LIMIT, "limit must be between 1 and 200");
+    if (o->depth < -1 || o->depth > 32) return arg_fail(err, DF_ERR_INVALID_DEPTH, "depth must be between 0 and 32");
     if (o->filter && !filter_ok(o->filter))
-        return arg_fail(err, "invalid_filter", "filter must contain between 1 and 128 characters");
+        return arg_fail(err, DF_ERR_INVALID_FILTER, "filter must contain between 1 and 128 characters");
     if (o->has_semantic && o->has_function)
-        return arg_fail(err, "incompatible_selectors", "--semantic and --function cannot be used together");
+        return arg_fail(err, DF_ERR_INCOMPATIBLE_SELECTORS, "--semantic and --function cannot be used together");
     if (o->has_function && o->sort == DF_REPORT_SORT_DURATION)
-        return arg_fail(err, "incompatible_sort", "function callsites cannot be sorted by exact duration");
+        return arg_fail(err, DF_ERR_INCOMPATIBLE_SORT, "function callsites cannot be sorted by exact duration");
     df_report_inspector *in = df_calloc(1, sizeof *in);
     if (!in) return oom(err);
     *in = (df_report_inspector){.p = p, .ctx = CTX_ROOTS, .sem = -1, .fn = -1, .sort = o->sort,
@@ -554,14 +555,14 @@ df_errkind df_report_inspector_create(const df_report_profile *p, const df_repor
         in->sem = df__report_find_semantic(p, o->semantic_id);
         if (in->sem < 0) {
             df_free(in);
-            return arg_fail(err, "semantic_not_found", "semantic:%lld does not exist", (long long)o->semantic_id);
+            return arg_fail(err, DF_ERR_SEMANTIC_NOT_FOUND, "semantic:%lld does not exist", (long long)o->semantic_id);
         }
         in->ctx = CTX_SEMANTIC;
     } else if (o->has_function) {
         in->fn = df__report_find_function(p, o->function_semantic_id, o->function_id);
         if (in->fn < 0) {
             df_free(in);
-            return arg_fail(err, "function_not_found", "function:%lld:%lld does not exist",
+            return arg_fail(err, DF_ERR_FUNCTION_NOT_FOUND, "function:%lld:%lld does not exist",
                             (long long)o->function_semantic_id, (long long)o->function_id);
         }
         in->ctx = CTX_FUNCTION;
@@ -573,7 +574,7 @@ df_errkind df_report_inspector_create(const df_report_profile *p, const df_repor
 void df_report_inspector_destroy(df_report_inspector *in) { df_free(in); }
 
 static df_errkind user_error(df_error *err, const char *msg) {
-    return df__report_fail(err, DF_ERR_INVALID_ARGUMENT, "argument", "interactive_command", "%s", msg);
+    return df__report_fail(err, DF_ERR_INTERACTIVE_COMMAND, "argument", "%s", msg);
 }
 
 /* Opens semantic:ID when it is an immediate child of the current context. */

@@ -26,9 +26,10 @@
 #define RENAME_NOREPLACE (1 << 0)
 #endif
 
-static df_errkind io_fail(df_error *err, df_errkind kind, const char *phase, const char *reason, int code,
-                          const char *what, const char *path) {
-    df__report_fail(err, kind, phase, reason, "%s: %s", what, strerror(code));
+/* A failure of `kind` in `phase` caused by errno `code` (kept in df_error.code). */
+static df_errkind io_fail(df_error *err, df_errkind kind, const char *phase, int code, const char *what,
+                          const char *path) {
+    df__report_fail(err, kind, phase, "%s: %s", what, strerror(code));
     (void)path; /* paths are not echoed: they may be private */
     if (err) df_error_set_code(err, code);
     return kind;
@@ -36,39 +37,40 @@ static df_errkind io_fail(df_error *err, df_errkind kind, const char *phase, con
 
 /*
  * Reads a whole regular file of at most `max` bytes into a df_malloc'd
- * buffer (*out, *len; one extra NUL byte).  `phase` names the failure phase;
- * reasons: not_file, unreadable (or artifact_unreadable), too_large
- * (trace_too_large / artifact_too_large), changed_while_reading.
+ * buffer (*out, *len; one extra NUL byte).  Failure kinds (phase "input"):
+ * not_file, unreadable (or artifact_unreadable; errno in code),
+ * trace_too_large / artifact_too_large, artifact_changed_while_reading,
+ * out_of_memory.
  */
 static df_errkind read_file(const char *path, size_t max, bool artifact, uint8_t **out, size_t *len, df_error *err) {
     *out = NULL;
     *len = 0;
-    const char *unreadable = artifact ? "artifact_unreadable" : "unreadable";
+    const df_errkind unreadable = artifact ? DF_ERR_ARTIFACT_UNREADABLE : DF_ERR_UNREADABLE;
     int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
     if (fd < 0) {
         int e = errno;
-        return io_fail(err, e == ENOENT ? DF_ERR_NOT_FOUND : DF_ERR_IO, "input", unreadable, e, "cannot open input", path);
+        return io_fail(err, unreadable, "input", e, "cannot open input", path);
     }
     struct stat st;
     if (fstat(fd, &st) != 0) {
         int e = errno;
         close(fd);
-        return io_fail(err, DF_ERR_IO, "input", unreadable, e, "cannot inspect input", path);
+        return io_fail(err, unreadable, "input", e, "cannot inspect input", path);
     }
     if (!S_ISREG(st.st_mode)) {
         close(fd);
-        return df__report_fail(err, DF_ERR_IO, "input", "not_file", "input is not a regular file");
+        return df__report_fail(err, DF_ERR_NOT_FILE, "input", "input is not a regular file");
     }
     if ((uint64_t)st.st_size > max) {
         close(fd);
-        return df__report_fail(err, DF_ERR_LIMIT_EXCEEDED, "input", artifact ? "artifact_too_large" : "trace_too_large",
+        return df__report_fail(err, artifact ? DF_ERR_ARTIFACT_TOO_LARGE : DF_ERR_TRACE_TOO_LARGE, "input",
                                "input of %lld bytes exceeds the %zu-byte limit", (long long)st.st_size, max);
     }
     size_t size = (size_t)st.st_size;
     uint8_t *buf = df_malloc(size + 1);
     if (!buf) {
         close(fd);
-        return df__report_fail(err, DF_ERR_OUT_OF_MEMORY, "input", "out_of_memory", "out of memory reading the input");
+        return df__report_fail(err, DF_ERR_OUT_OF_MEMORY, "input", "out of memory reading the input");
     }
     size_t done = 0;
     while (done <= size) {
@@ -82,20 +84,20 @@ static df_errkind read_file(const char *path, size_t max, bool artifact, uint8_t
             int e = errno;
             close(fd);
             df_free(buf);
-            return io_fail(err, DF_ERR_IO, "input", unreadable, e, "cannot read input", path);
+            return io_fail(err, unreadable, "input", e, "cannot read input", path);
         }
         if (n == 0) break;
         if (done == size) {
             close(fd);
             df_free(buf);
-            return df__report_fail(err, DF_ERR_IO, "input", "artifact_changed_while_reading", "input changed while it was read");
+            return df__report_fail(err, DF_ERR_ARTIFACT_CHANGED_WHILE_READING, "input", "input changed while it was read");
         }
         done += (size_t)n;
     }
     close(fd);
     if (done != size) {
         df_free(buf);
-        return df__report_fail(err, DF_ERR_IO, "input", "artifact_changed_while_reading", "input changed while it was read");
+        return df__report_fail(err, DF_ERR_ARTIFACT_CHANGED_WHILE_READING, "input", "input changed while it was read");
     }
     buf[size] = 0;
     *out = buf;
@@ -106,7 +108,7 @@ static df_errkind read_file(const char *path, size_t max, bool artifact, uint8_t
 df_errkind df_report_build_from_trace_file(const char *path, const df_report_build_options *opts,
                                            df_report_profile **out, df_error *err) {
     *out = NULL;
-    if (!path) return df__report_fail(err, DF_ERR_INVALID_ARGUMENT, "input", "missing_input", "a profile input path is required");
+    if (!path) return df__report_fail(err, DF_ERR_MISSING_INPUT, "input", "a profile input path is required");
     size_t max = opts && opts->max_trace_bytes ? opts->max_trace_bytes : DF_REPORT_DEFAULT_MAX_TRACE_BYTES;
     uint8_t *bytes;
     size_t len;
@@ -119,7 +121,7 @@ df_errkind df_report_build_from_trace_file(const char *path, const df_report_bui
 df_errkind df_report_capture_health_file(const char *path, const df_report_build_options *opts,
                                          df_report_health *out, df_error *err) {
     memset(out, 0, sizeof *out);
-    if (!path) return df__report_fail(err, DF_ERR_INVALID_ARGUMENT, "input", "missing_input", "a trace path is required");
+    if (!path) return df__report_fail(err, DF_ERR_MISSING_INPUT, "input", "a trace path is required");
     size_t max = opts && opts->max_trace_bytes ? opts->max_trace_bytes : DF_REPORT_DEFAULT_MAX_TRACE_BYTES;
     uint8_t *bytes;
     size_t len;
@@ -131,7 +133,7 @@ df_errkind df_report_capture_health_file(const char *path, const df_report_build
 
 df_errkind df_report_read_dfprofile(const char *path, df_report_profile **out, df_error *err) {
     *out = NULL;
-    if (!path) return df__report_fail(err, DF_ERR_INVALID_ARGUMENT, "input", "missing_input", "a profile input path is required");
+    if (!path) return df__report_fail(err, DF_ERR_MISSING_INPUT, "input", "a profile input path is required");
     uint8_t *bytes;
     size_t len;
     DF_TRY(read_file(path, DF_REPORT_MAX_ARTIFACT_BYTES, true, &bytes, &len, err));
@@ -185,12 +187,12 @@ df_errkind df_report_write_file(const char *path, const void *bytes, size_t len,
                                 df_error *err) {
     size_t plen = path ? strlen(path) : 0;
     if (!plen || path[plen - 1] == '/')
-        return df__report_fail(err, DF_ERR_INVALID_ARGUMENT, "output", "missing_file_name", "output path must name a file");
+        return df__report_fail(err, DF_ERR_MISSING_FILE_NAME, "output", "output path must name a file");
     char *dir = df_malloc(plen + 2), *tmp = df_malloc(plen + 32);
     if (!dir || !tmp) {
         df_free(dir);
         df_free(tmp);
-        return df__report_fail(err, DF_ERR_OUT_OF_MEMORY, "output", "out_of_memory", "out of memory");
+        return df__report_fail(err, DF_ERR_OUT_OF_MEMORY, "output", "out of memory");
     }
     const char *slash = strrchr(path, '/');
     size_t dlen = slash ? (size_t)(slash - path) : 0;
@@ -199,21 +201,21 @@ df_errkind df_report_write_file(const char *path, const void *bytes, size_t len,
     if (slash && dlen == 0) strcpy(dir, "/");
     df_errkind k = DF_OK;
     int e = make_dirs(dir);
-    if (e) k = io_fail(err, DF_ERR_IO, "output", "create_parent_failed", e, "cannot create the output directory", path);
+    if (e) k = io_fail(err, DF_ERR_CREATE_PARENT_FAILED, "output", e, "cannot create the output directory", path);
     int fd = -1;
     if (k == DF_OK) {
         snprintf(tmp, plen + 32, "%.*s%s.df-report-XXXXXX", (int)dlen, path, slash ? "/" : "");
         fd = mkostemp(tmp, O_CLOEXEC);
-        if (fd < 0) k = io_fail(err, DF_ERR_IO, "output", "create_temporary_failed", errno, "cannot create a temporary file", path);
+        if (fd < 0) k = io_fail(err, DF_ERR_CREATE_TEMPORARY_FAILED, "output", errno, "cannot create a temporary file", path);
     }
     if (k == DF_OK) {
         /* 0600: reports and artifacts hold paths, thread names, function names and timing. */
         bool ok = write_all(fd, bytes, len) && fchmod(fd, 0600) == 0 && fsync(fd) == 0;
         e = errno;
         if (close(fd) != 0 && ok) ok = false, e = errno;
-        if (!ok) k = io_fail(err, DF_ERR_IO, "output", "write_failed", e, "cannot write the output", path);
+        if (!ok) k = io_fail(err, DF_ERR_WRITE_FAILED, "output", e, "cannot write the output", path);
         if (k == DF_OK && (e = persist(tmp, path, policy)) != 0)
-            k = io_fail(err, e == EEXIST ? DF_ERR_OUTPUT_UNAVAILABLE : DF_ERR_IO, "output", "persist_failed", e,
+            k = io_fail(err, DF_ERR_PERSIST_FAILED, "output", e,
                         e == EEXIST ? "output already exists" : "cannot move the output into place", path);
         if (k != DF_OK || policy == DF_REPORT_NO_CLOBBER) unlink(tmp); /* a no-op after a rename */
         if (k == DF_OK) {

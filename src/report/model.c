@@ -25,11 +25,11 @@ static df_errkind invalid(df_error *err, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    return df__report_fail(err, DF_ERR_BINARY_FORMAT, "aggregate_validation", "invalid_ranked_profile", "%s", msg);
+    return df__report_fail(err, DF_ERR_INVALID_RANKED_PROFILE, "aggregate_validation", "%s", msg);
 }
 
 static df_errkind oom(df_error *err) {
-    return df__report_fail(err, DF_ERR_OUT_OF_MEMORY, "aggregate_validation", "out_of_memory", "out of memory");
+    return df__report_fail(err, DF_ERR_OUT_OF_MEMORY, "aggregate_validation", "out of memory");
 }
 
 df_report_profile *df__report_profile_new(void) {

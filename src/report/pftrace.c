@@ -190,17 +190,17 @@ typedef struct work {
 } work;
 
 static df_errkind malformed(work *w, df_error *err, const uint8_t *at, const char *what) {
-    df__report_fail(err, DF_ERR_BINARY_FORMAT, "input", "malformed_trace", "malformed trace: %s", what);
+    df__report_fail(err, DF_ERR_MALFORMED_TRACE, "input", "malformed trace: %s", what);
     if (err && at) df_error_set_offset(err, (int64_t)(at - w->base));
-    return DF_ERR_BINARY_FORMAT;
+    return DF_ERR_MALFORMED_TRACE;
 }
 
 static df_errkind oom(df_error *err) {
-    return df__report_fail(err, DF_ERR_OUT_OF_MEMORY, "input", "out_of_memory", "out of memory while decoding the trace");
+    return df__report_fail(err, DF_ERR_OUT_OF_MEMORY, "input", "out of memory while decoding the trace");
 }
 
 static df_errkind too_many(df_error *err, const char *what) {
-    return df__report_fail(err, DF_ERR_LIMIT_EXCEEDED, "input", "trace_too_large", "trace has too many %s", what);
+    return df__report_fail(err, DF_ERR_TRACE_TOO_LARGE, "input", "trace has too many %s", what);
 }
 
 /* Grows a typed array (`*items` holding *n of *cap elements of `size` bytes) for one more. */
@@ -1028,7 +1028,7 @@ static df_errkind read_packet(df__pt_trace *t, work *w, const uint8_t *p, size_t
         case F_TRACE_STATS: k = read_trace_stats(t, w, &f, err); break;
         case F_SERVICE_EVENT: k = read_service_event(t, w, &f, err); break;
         case F_COMPRESSED:
-            k = df__report_fail(err, DF_ERR_UNSUPPORTED, "input", "malformed_trace",
+            k = df__report_fail(err, DF_ERR_MALFORMED_TRACE, "input",
                                 "compressed trace packets are not supported; record the trace uncompressed");
             break;
         default: break;
@@ -1120,9 +1120,9 @@ df_errkind df__pt_decode(const uint8_t *bytes, size_t len, size_t max_bytes, df_
     memset(t, 0, sizeof *t);
     if (!max_bytes) max_bytes = DF_REPORT_DEFAULT_MAX_TRACE_BYTES;
     if (len > max_bytes)
-        return df__report_fail(err, DF_ERR_LIMIT_EXCEEDED, "input", "trace_too_large",
+        return df__report_fail(err, DF_ERR_TRACE_TOO_LARGE, "input",
                                "trace of %zu bytes exceeds the %zu-byte limit", len, max_bytes);
-    if (len > 0 && !bytes) return df__report_fail(err, DF_ERR_INVALID_ARGUMENT, "input", "malformed_trace", "no trace bytes");
+    if (len > 0 && !bytes) return df__report_fail(err, DF_ERR_MALFORMED_TRACE, "input", "no trace bytes");
     work *w = df_calloc(1, sizeof *w);
     if (!w) return oom(err);
     t->work = w;

@@ -8,7 +8,7 @@
  *
  * The input is untrusted: every varint, length and nested message is
  * bounds-checked, no recursion depends on the input, tables are capped,
- * and malformed bytes fail with DF_ERR_BINARY_FORMAT and the byte offset.
+ * and malformed bytes fail with DF_ERR_MALFORMED_TRACE and the byte offset.
  * Interning follows Perfetto's rules: per trusted_packet_sequence_id, reset
  * by SEQ_INCREMENTAL_STATE_CLEARED, iid 0 never valid.  Timestamps are
  * converted to the trace's primary clock through clock snapshots.

@@ -21,8 +21,8 @@
  *
  * Nothing here prints, exits or aborts.  Failures return a df_errkind and
  * fill `err` with a phase (spec 4.1: "input", "health",
- * "aggregate_validation", "serialization", "output") and a stable reason
- * string (df_report_error_reason) such as "invalid_artifact_magic".
+ * "aggregate_validation", "serialization", "output") and a specific kind
+ * of df_errkinds.def (df_errkind_name: "invalid_artifact_magic").
  */
 #ifndef DF_REPORT_REPORT_H
 #define DF_REPORT_REPORT_H
@@ -64,16 +64,15 @@ typedef struct df_report_build_options {
  *
  * On success *out owns the model (free with df_report_profile_destroy).
  * Failures (with *out = NULL):
- *   DF_ERR_BINARY_FORMAT   phase "input", reason "malformed_trace": the bytes
- *                          are not a well-formed trace (err->offset = byte offset);
- *   DF_ERR_UNSUPPORTED     phase "input", reason "malformed_trace": a trace
- *                          feature we do not read (compressed packets);
- *   DF_ERR_LIMIT_EXCEEDED  phase "input", reason "trace_too_large", or phase
- *                          "aggregate_validation", reason "record_limit";
- *   DF_ERR_NOT_FOUND       phase "health", reason "incomplete_capture": no
- *                          retained Delta Funnel operation;
- *   DF_ERR_BINARY_FORMAT   phase "aggregate_validation", reasons
- *                          "unsafe_identity" / "invalid_aggregate";
+ *   DF_ERR_MALFORMED_TRACE     phase "input": the bytes are not a well-formed
+ *                              trace (err->offset = byte offset), or use a
+ *                              feature we do not read (compressed packets);
+ *   DF_ERR_TRACE_TOO_LARGE     phase "input";
+ *   DF_ERR_RECORD_LIMIT        phase "aggregate_validation";
+ *   DF_ERR_INCOMPLETE_CAPTURE  phase "health": no retained Delta Funnel operation;
+ *   DF_ERR_UNSAFE_IDENTITY, DF_ERR_AUDIT_FAILED, DF_ERR_INVALID_HIERARCHY,
+ *   DF_ERR_INVALID_AGGREGATE   phase "aggregate_validation";
+ *   DF_ERR_MALFORMED_RESULT    phase "query";
  *   DF_ERR_OUT_OF_MEMORY.
  */
 df_errkind df_report_build_from_trace(const void *bytes, size_t len, const df_report_build_options *opts,
@@ -81,8 +80,8 @@ df_errkind df_report_build_from_trace(const void *bytes, size_t len, const df_re
 
 /*
  * Same from a trace file (regular file only; read once, never modified).
- * Adds DF_ERR_IO / DF_ERR_NOT_FOUND (phase "input", reasons "not_file",
- * "unreadable") for files that cannot be read.
+ * Adds DF_ERR_NOT_FILE / DF_ERR_UNREADABLE (phase "input", errno in
+ * err->code) for files that cannot be read.
  */
 df_errkind df_report_build_from_trace_file(const char *path, const df_report_build_options *opts,
                                            df_report_profile **out, df_error *err);
@@ -127,13 +126,13 @@ typedef struct df_report_health {
  * opts->capture_scope_id when set).  Unlike a build, a trace without any
  * operation, with missing identity fields, or cut short after a complete
  * packet is not an error: the row says what is missing.  Fails only on
- * bytes that are not a trace (phase "input", reason "malformed_trace"),
+ * bytes that are not a trace (phase "input", DF_ERR_MALFORMED_TRACE),
  * size limits and DF_ERR_OUT_OF_MEMORY.  `out` is filled on success;
  * configured_file_cap_bytes is -1 and saved_file_bytes is `len`.
  */
 df_errkind df_report_capture_health(const void *bytes, size_t len, const df_report_build_options *opts,
                                     df_report_health *out, df_error *err);
-/* Same from a trace file (regular file; unreadable: phase "input", reasons "not_file" / "unreadable"). */
+/* Same from a trace file (regular file; unreadable: phase "input", DF_ERR_NOT_FILE / DF_ERR_UNREADABLE). */
 df_errkind df_report_capture_health_file(const char *path, const df_report_build_options *opts,
                                          df_report_health *out, df_error *err);
 /*
@@ -145,9 +144,9 @@ df_errkind df_report_health_csv(const df_report_health *h, df_buf *out, df_error
 /*
  * Checks the validation invariants of spec 2.9 (bounds, metadata
  * consistency, intervals, structure, sample conservation and folds).
- * DF_OK, or DF_ERR_BINARY_FORMAT with a stable message such as
+ * DF_OK, or DF_ERR_INVALID_RANKED_PROFILE with a stable message such as
  * "semantic ID 3 direct sample count 7 does not equal classified native
- * stack count 5" (phase "aggregate_validation", reason "invalid_ranked_profile").
+ * stack count 5" (phase "aggregate_validation").
  */
 df_errkind df_report_validate(const df_report_profile *p, df_error *err);
 
@@ -157,7 +156,7 @@ df_errkind df_report_validate(const df_report_profile *p, df_error *err);
 /* What to do when an output file already exists. */
 typedef enum df_report_write_policy {
     DF_REPORT_REPLACE = 0,    /* atomically replace it (a symlink is replaced, not followed) */
-    DF_REPORT_NO_CLOBBER = 1, /* keep it and fail with reason "persist_failed" */
+    DF_REPORT_NO_CLOBBER = 1, /* keep it and fail with DF_ERR_PERSIST_FAILED */
 } df_report_write_policy;
 
 /*
@@ -165,9 +164,10 @@ typedef enum df_report_write_policy {
  * created, the bytes go to a temporary file in the destination directory,
  * which is then renamed over the destination (REPLACE) or hard-linked to it
  * without clobbering (NO_CLOBBER).  Readers never see a torn file; on any
- * failure the destination is left as it was.  Failures: DF_ERR_IO /
- * DF_ERR_OUTPUT_UNAVAILABLE, phase "output", reasons "create_parent_failed",
- * "create_temporary_failed", "write_failed", "persist_failed".
+ * failure the destination is left as it was.  Failures (phase "output",
+ * errno in err->code): DF_ERR_CREATE_PARENT_FAILED,
+ * DF_ERR_CREATE_TEMPORARY_FAILED, DF_ERR_WRITE_FAILED, DF_ERR_PERSIST_FAILED
+ * (also when the destination exists under NO_CLOBBER: code EEXIST).
  */
 df_errkind df_report_write_file(const char *path, const void *bytes, size_t len, df_report_write_policy policy,
                                 df_error *err);
@@ -191,9 +191,9 @@ df_errkind df_report_write_html(const df_report_profile *p, const char *path, df
 
 /*
  * Serialises the model as a .dfprofile artifact (appended to `out`).
- * Validates first: DF_ERR_BINARY_FORMAT (phase "aggregate_validation",
- * reason "invalid_ranked_profile"); DF_ERR_LIMIT_EXCEEDED (phase
- * "serialization", reason "artifact_too_large"); DF_ERR_OUT_OF_MEMORY.
+ * Validates first: DF_ERR_INVALID_RANKED_PROFILE (phase
+ * "aggregate_validation"); then DF_ERR_ARTIFACT_TOO_LARGE /
+ * DF_ERR_ARTIFACT_SERIALIZE_FAILED (phase "serialization"); DF_ERR_OUT_OF_MEMORY.
  */
 df_errkind df_report_encode_dfprofile(const df_report_profile *p, df_buf *out, df_error *err);
 
@@ -205,20 +205,20 @@ df_errkind df_report_write_dfprofile(const df_report_profile *p, const char *pat
  * Decodes an artifact held in memory.  Every length, offset, count and
  * string is checked before use; the checksum covers the whole file; the
  * decoded model is validated.  Failures (phase "input", *out = NULL):
- * DF_ERR_BINARY_FORMAT with reasons "truncated_artifact",
- * "invalid_artifact_magic", "unsupported_artifact_version",
- * "invalid_artifact_header", "unsupported_ranked_schema",
- * "trailing_artifact_bytes", "artifact_checksum_mismatch",
- * "invalid_artifact_section", "invalid_ranked_profile";
- * DF_ERR_LIMIT_EXCEEDED ("artifact_too_large"); DF_ERR_OUT_OF_MEMORY.
+ * DF_ERR_TRUNCATED_ARTIFACT, DF_ERR_INVALID_ARTIFACT_MAGIC,
+ * DF_ERR_UNSUPPORTED_ARTIFACT_VERSION, DF_ERR_INVALID_ARTIFACT_HEADER,
+ * DF_ERR_UNSUPPORTED_RANKED_SCHEMA, DF_ERR_TRAILING_ARTIFACT_BYTES,
+ * DF_ERR_ARTIFACT_CHECKSUM_MISMATCH, DF_ERR_INVALID_ARTIFACT_SECTION,
+ * DF_ERR_INVALID_RANKED_PROFILE, DF_ERR_ARTIFACT_TOO_LARGE;
+ * DF_ERR_OUT_OF_MEMORY.
  */
 df_errkind df_report_decode_dfprofile(const void *bytes, size_t len, df_report_profile **out, df_error *err);
 
 /*
  * Reads an artifact file (regular file, at most DF_REPORT_MAX_ARTIFACT_BYTES,
- * size checked before reading, growth while reading detected: reason
- * "artifact_changed_while_reading"), then decodes it as above.  I/O
- * failures: reasons "not_file", "artifact_unreadable".
+ * size checked before reading, growth while reading detected:
+ * DF_ERR_ARTIFACT_CHANGED_WHILE_READING), then decodes it as above.  I/O
+ * failures: DF_ERR_NOT_FILE, DF_ERR_ARTIFACT_UNREADABLE (errno in err->code).
  */
 df_errkind df_report_read_dfprofile(const char *path, df_report_profile **out, df_error *err);
 
@@ -265,10 +265,11 @@ typedef struct df_report_inspector df_report_inspector;
 
 /*
  * Creates an inspector over `p` (borrowed: p must outlive it).  Validates
- * the options first: DF_ERR_INVALID_ARGUMENT with reasons "invalid_limit",
- * "invalid_depth", "invalid_filter", "incompatible_selectors",
- * "incompatible_sort", "semantic_not_found", "function_not_found" and the
- * CLI messages of spec 4.1.  *out = NULL on failure.
+ * the options first (phase "argument"): DF_ERR_INVALID_LIMIT,
+ * DF_ERR_INVALID_DEPTH, DF_ERR_INVALID_FILTER, DF_ERR_INCOMPATIBLE_SELECTORS,
+ * DF_ERR_INCOMPATIBLE_SORT, DF_ERR_SEMANTIC_NOT_FOUND,
+ * DF_ERR_FUNCTION_NOT_FOUND, with the CLI messages of spec 4.1.  *out = NULL
+ * on failure.
  */
 df_errkind df_report_inspector_create(const df_report_profile *p, const df_report_inspect_options *opts,
                                       df_report_inspector **out, df_error *err);
@@ -280,7 +281,7 @@ df_errkind df_report_inspector_render(df_report_inspector *in, df_buf *out, df_e
  * Runs one interactive command line (already stripped of its newline; at
  * most 1024 bytes, checked by the caller or here) and appends its response
  * (without the end marker) to `out`.  *quit is set by `quit`.  A command the
- * user got wrong returns DF_ERR_INVALID_ARGUMENT with the spec 4.4 message
+ * user got wrong returns DF_ERR_INTERACTIVE_COMMAND with the spec 4.4 message
  * and leaves the state unchanged.
  */
 df_errkind df_report_inspector_command(df_report_inspector *in, const char *line, size_t len, df_buf *out,
@@ -291,13 +292,6 @@ void df_report_inspector_destroy(df_report_inspector *in);
 
 /* ------------------------------------------------------------------------ */
 /* Helpers shared with the programs.                                         */
-
-/*
- * The stable reason string of a report error ("invalid_artifact_magic"),
- * or df_errkind_name(err->kind) when the error carries none.  The result is
- * copied into buf (NUL-terminated, truncated to cap).
- */
-const char *df_report_error_reason(const df_error *err, char *buf, size_t cap);
 
 /*
  * Compact symbol name (spec 2.7): `<tokio::...::BlockingTask<F> as

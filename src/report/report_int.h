@@ -265,7 +265,7 @@ df_report_profile *df__report_profile_new(void);
 /*
  * Validates the records (spec 2.9) and builds the index.  Used after build
  * and after decode; df_report_validate() runs the same checks on a copy of
- * the index.  DF_ERR_BINARY_FORMAT with the stable validation message.
+ * the index.  DF_ERR_INVALID_RANKED_PROFILE with the stable validation message.
  */
 df_errkind df__report_index_build(df_report_profile *p, df_error *err);
 /* Validates p and builds an index into *ix (freed with df__report_index_free) without touching p. */
@@ -289,9 +289,14 @@ static inline const char *df__report_sem_display(const df_report_profile *p, siz
 /* Rendered symbol of a function (compact or full). */
 const char *df__report_fn_symbol(const df_report_profile *p, const df_report_function *f, bool full);
 
-/* Sets err kind/message plus the phase and the stable reason. */
-df_errkind df__report_fail(df_error *err, df_errkind kind, const char *phase, const char *reason, const char *fmt,
-                           ...) __attribute__((format(printf, 5, 6)));
+/*
+ * Records a report failure: `kind` (a specific kind of df_errkinds.def such
+ * as DF_ERR_INVALID_ARTIFACT_MAGIC), `phase` ("input", "output", ...), the
+ * formatted message and origin "report"; no context.  Accepts err == NULL.
+ * Returns `kind`.
+ */
+df_errkind df__report_fail(df_error *err, df_errkind kind, const char *phase, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
 /* ------------------------------------------------------------------------ */
 /* Symbols and paths (symbols.c).                                            */

@@ -425,8 +425,7 @@ df_errkind df__report_html_escape(df_buf *out, const char *s, size_t len) {
 /* ------------------------------------------------------------------------ */
 /* Errors.                                                                   */
 
-df_errkind df__report_fail(df_error *err, df_errkind kind, const char *phase, const char *reason, const char *fmt,
-                           ...) {
+df_errkind df__report_fail(df_error *err, df_errkind kind, const char *phase, const char *fmt, ...) {
     if (!err) return kind;
     va_list ap;
     va_start(ap, fmt);
@@ -434,26 +433,5 @@ df_errkind df__report_fail(df_error *err, df_errkind kind, const char *phase, co
     va_end(ap);
     df_error_set_phase(err, phase);
     df_error_set_origin(err, "report");
-    char ctx[128];
-    snprintf(ctx, sizeof ctx, "{\"reason\":\"%s\"}", reason);
-    df_error_set_context(err, ctx);
     return kind;
-}
-
-const char *df_report_error_reason(const df_error *err, char *buf, size_t cap) {
-    if (!buf || cap == 0) return "";
-    buf[0] = 0;
-    const char *name = err ? df_errkind_name(err->kind) : "unknown";
-    const char *ctx = err ? err->context : NULL;
-    const char *key = ctx ? strstr(ctx, "\"reason\":\"") : NULL;
-    if (key) {
-        key += 10;
-        size_t n = 0;
-        while (key[n] && key[n] != '"' && n + 1 < cap) n++;
-        memcpy(buf, key, n);
-        buf[n] = 0;
-        return buf;
-    }
-    snprintf(buf, cap, "%s", name);
-    return buf;
 }

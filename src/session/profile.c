@@ -25,8 +25,9 @@
  *                                             complete; then closes
  *
  * A workload that dies never sends "finalized": the wrapper knows the
- * trace is incomplete.  Errors carry the reference's kinds in their context
- * ({"reason": "..."}), read with df_diagnostics_error_kind().
+ * trace is incomplete.  Errors carry the reference's kinds (df_errkinds.def:
+ * "profile_already_active", "capture_handshake_failed", ...) as their kind
+ * and no context.
  */
 #include "session/session_int.h"
 
@@ -56,34 +57,24 @@
 /* ------------------------------------------------------------------------ */
 /* Errors                                                                    */
 
-/* Fills err: kind, phase, the specific kind in the context, message. */
-__attribute__((format(printf, 5, 6))) static df_errkind diag_fail(df_error *err, df_errkind kind, const char *phase,
-                                                                  const char *specific, const char *fmt, ...) {
+/* Fills err (may be NULL) with `kind` (a specific kind of df_errkinds.def), `phase` and the message; returns kind. */
+__attribute__((format(printf, 4, 5))) static df_errkind diag_fail(df_error *err, df_errkind kind, const char *phase,
+                                                                  const char *fmt, ...) {
     if (!err) return kind;
     va_list ap;
     va_start(ap, fmt);
     df_error_setv(err, kind, fmt, ap);
     va_end(ap);
     df_error_set_phase(err, phase);
-    if (strcmp(phase, "config") == 0) return kind; /* the kind says it all (invalid_option_value) */
-    char ctx[128];
-    snprintf(ctx, sizeof ctx, "{\"reason\":\"%s\"}", specific);
-    df_error_set_context(err, ctx);
     return kind;
-}
-
-const char *df_diagnostics_error_kind(const df_error *err, char *buf, size_t cap) {
-    return df_report_error_reason(err, buf, cap);
 }
 
 /* Re-labels a report or capture error as a ranked_profile error, keeping its specific kind. */
 static df_errkind as_ranked(df_error *err, df_errkind k) {
     if (!err || k == DF_OK) return k;
-    char reason[64];
-    df_report_error_reason(err, reason, sizeof reason);
-    char msg[DF_ERROR_MESSAGE_SIZE];
-    snprintf(msg, sizeof msg, "%s", err->message);
-    return diag_fail(err, k, "ranked_profile", reason, "%s", msg);
+    df_error_set_phase(err, "ranked_profile");
+    df_error_set_context(err, NULL); /* diagnostics errors carry no context (reference) */
+    return k;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -170,30 +161,27 @@ typedef struct out_path {
 static df_errkind resolve_output(const char *what, const char *path, out_path *o, df_error *err) {
     memset(o, 0, sizeof *o);
     if (!path || !path[0] || !names_file(path))
-        return diag_fail(err, DF_ERR_INVALID_OPTION_VALUE, "config", "invalid_option_value", "`%s` must name a file",
-                         what);
+        return diag_fail(err, DF_ERR_INVALID_OPTION_VALUE, "config", "`%s` must name a file", what);
     int n;
     if (path[0] == '/') {
         n = snprintf(o->abs, sizeof o->abs, "%s", path);
     } else {
         char cwd[PATH_MAX];
         if (!getcwd(cwd, sizeof cwd))
-            return diag_fail(err, DF_ERR_OUTPUT_UNAVAILABLE, "ranked_profile", "output_unavailable",
+            return diag_fail(err, DF_ERR_OUTPUT_UNAVAILABLE, "ranked_profile",
                              "cannot resolve `%s`: the working directory is unavailable", what);
         n = snprintf(o->abs, sizeof o->abs, "%s/%s", cwd, path);
     }
     if (n < 0 || (size_t)n >= sizeof o->abs)
-        return diag_fail(err, DF_ERR_OUTPUT_UNAVAILABLE, "ranked_profile", "output_unavailable", "`%s` is too long",
-                         what);
+        return diag_fail(err, DF_ERR_OUTPUT_UNAVAILABLE, "ranked_profile", "`%s` is too long", what);
     if (lstat(o->abs, &o->st) == 0) {
         o->exists = true;
         if (!S_ISREG(o->st.st_mode))
-            return diag_fail(err, DF_ERR_OUTPUT_UNAVAILABLE, "ranked_profile", "output_unavailable",
+            return diag_fail(err, DF_ERR_OUTPUT_UNAVAILABLE, "ranked_profile",
                              "`%s` exists and is not a regular file", what);
     }
     if (!canonical_path(o->abs, o->canon, sizeof o->canon))
-        return diag_fail(err, DF_ERR_OUTPUT_UNAVAILABLE, "ranked_profile", "output_unavailable",
-                         "cannot resolve `%s`", what);
+        return diag_fail(err, DF_ERR_OUTPUT_UNAVAILABLE, "ranked_profile", "cannot resolve `%s`", what);
     /* The nearest existing ancestor must be a writable directory (missing parents are created later). */
     char dir[PATH_MAX];
     snprintf(dir, sizeof dir, "%s", o->canon);
@@ -204,10 +192,10 @@ static df_errkind resolve_output(const char *what, const char *path, out_path *o
         struct stat st;
         if (stat(dir, &st) == 0) {
             if (!S_ISDIR(st.st_mode))
-                return diag_fail(err, DF_ERR_OUTPUT_UNAVAILABLE, "ranked_profile", "output_unavailable",
+                return diag_fail(err, DF_ERR_OUTPUT_UNAVAILABLE, "ranked_profile",
                                  "a parent of `%s` is not a directory", what);
             if (access(dir, W_OK | X_OK) != 0)
-                return diag_fail(err, DF_ERR_OUTPUT_UNAVAILABLE, "ranked_profile", "output_unavailable",
+                return diag_fail(err, DF_ERR_OUTPUT_UNAVAILABLE, "ranked_profile",
                                  "the directory for `%s` is not writable", what);
             break;
         }
@@ -295,17 +283,16 @@ static void ranked_free(df_ranked_profile *rp) {
 /* Checks and resolves the options into rp (paths only; nothing is created). */
 static df_errkind ranked_prepare(const df_ranked_profile_options *o, df_ranked_profile *rp, df_error *err) {
     if (o->sample_hz != 100 && o->sample_hz != 1000)
-        return diag_fail(err, DF_ERR_INVALID_OPTION_VALUE, "config", "invalid_option_value",
-                         "`sample_hz` must be 100 or 1000");
+        return diag_fail(err, DF_ERR_INVALID_OPTION_VALUE, "config", "`sample_hz` must be 100 or 1000");
     if (o->max_operator_activity_spans == 0)
-        return diag_fail(err, DF_ERR_INVALID_OPTION_VALUE, "config", "invalid_option_value",
+        return diag_fail(err, DF_ERR_INVALID_OPTION_VALUE, "config",
                          "`max_operator_activity_spans` must be a positive integer");
     out_path report, artifact;
     DF_TRY(resolve_output("report_path", o->report_path, &report, err));
     if (o->artifact_path) {
         DF_TRY(resolve_output("artifact_path", o->artifact_path, &artifact, err));
         if (same_output(&report, &artifact))
-            return diag_fail(err, DF_ERR_INVALID_OPTION_VALUE, "config", "invalid_option_value",
+            return diag_fail(err, DF_ERR_INVALID_OPTION_VALUE, "config",
                              "`report_path` and `artifact_path` must name different files");
         if (!(rp->artifact_path = df_strdup(artifact.abs))) return DF_OOM(err);
     }
@@ -319,7 +306,7 @@ static df_errkind ranked_make_dirs(df_ranked_profile *rp, df_error *err) {
     for (int i = 0; i < 2; i++) {
         int e = paths[i] ? make_parents(paths[i]) : 0;
         if (e)
-            return diag_fail(err, DF_ERR_OUTPUT_UNAVAILABLE, "ranked_profile", "output_unavailable",
+            return diag_fail(err, DF_ERR_OUTPUT_UNAVAILABLE, "ranked_profile",
                              "cannot create the directory of `%s`: %s", i ? "artifact_path" : "report_path",
                              strerror(e));
     }
@@ -328,7 +315,7 @@ static df_errkind ranked_make_dirs(df_ranked_profile *rp, df_error *err) {
     int n = snprintf(tmpl, sizeof tmpl, "%.*s/.delta-funnel-profile.XXXXXX", (int)(slash - rp->report_path),
                      rp->report_path);
     if (n < 0 || (size_t)n >= sizeof tmpl || !mkdtemp(tmpl))
-        return diag_fail(err, DF_ERR_IO, "ranked_profile", "temporary_directory_failed",
+        return diag_fail(err, DF_ERR_TEMPORARY_DIRECTORY_FAILED, "ranked_profile",
                          "cannot create a temporary directory beside the report: %s", strerror(errno));
     if (!(rp->tmp_dir = df_strdup(tmpl))) return DF_OOM(err);
     size_t len = strlen(tmpl) + sizeof "/operation.pftrace";
@@ -349,12 +336,12 @@ static df_errkind ranked_capture(df_ranked_profile *rp, const df_ranked_profile_
     df_error cerr = {0};
     df_errkind k = df_diag_capture_start(&co, &rp->cap, &cerr);
     if (k == DF_OK) return DF_OK;
-    const char *specific = k == DF_ERR_NOT_AVAILABLE ? "not_available"
-                           : k == DF_ERR_LIMIT_EXCEEDED ? "capture_scope_unavailable"
-                           : k == DF_ERR_INVALID_ARGUMENT ? "profile_already_active"
-                           : k == DF_ERR_OUT_OF_MEMORY ? "out_of_memory" : "capture_unavailable";
-    if (k == DF_ERR_INVALID_ARGUMENT) k = DF_ERR_NOT_AVAILABLE;
-    diag_fail(err, k, "ranked_profile", specific, "%s", cerr.message);
+    /* The sampler reports generic kinds; the reference names each case. */
+    k = k == DF_ERR_NOT_AVAILABLE || k == DF_ERR_OUT_OF_MEMORY ? k
+        : k == DF_ERR_LIMIT_EXCEEDED                          ? DF_ERR_CAPTURE_SCOPE_UNAVAILABLE
+        : k == DF_ERR_INVALID_ARGUMENT                        ? DF_ERR_PROFILE_ALREADY_ACTIVE
+                                                              : DF_ERR_CAPTURE_UNAVAILABLE;
+    diag_fail(err, k, "ranked_profile", "%s", cerr.message);
     df_error_clear(&cerr);
     return k;
 }
@@ -376,7 +363,7 @@ df_errkind df_ranked_profile_start(const df_ranked_profile_options *opts, df_ran
     pthread_mutex_unlock(&ranked_mu);
     if (busy) {
         ranked_free(rp);
-        return diag_fail(err, DF_ERR_NOT_AVAILABLE, "ranked_profile", "profile_already_active",
+        return diag_fail(err, DF_ERR_PROFILE_ALREADY_ACTIVE, "ranked_profile",
                          "another ranked profile or diagnostics capture is active in this process");
     }
     k = ranked_make_dirs(rp, err);
@@ -429,7 +416,8 @@ df_errkind df_ranked_profile_finish(df_ranked_profile *rp, df_ranked_profile_res
         res->trace_bytes = st.trace_bytes;
     }
     if (k != DF_OK) {
-        diag_fail(err, k, "ranked_profile", "capture_failed", "the profile capture failed: %s", cerr.message);
+        k = diag_fail(err, k == DF_ERR_OUT_OF_MEMORY ? k : DF_ERR_CAPTURE_FAILED, "ranked_profile",
+                      "the profile capture failed: %s", cerr.message);
     } else {
         k = ranked_report(rp, &st, res, err);
     }
@@ -522,29 +510,27 @@ static df_errkind check_handshake(const df_perfetto_handshake *h, pid_t *wrapper
     int present = 0;
     for (int i = 0; i < 6; i++) present += f[i] != NULL;
     if (present == 0)
-        return diag_fail(err, DF_ERR_NOT_AVAILABLE, "perfetto_diagnostics", "capture_unavailable",
+        return diag_fail(err, DF_ERR_CAPTURE_UNAVAILABLE, "perfetto_diagnostics",
                          "no capture is waiting for this process: run the workload under capture-workload "
                          "(delta-funnel-perfetto capture-workload --output TRACE -- COMMAND)");
     if (present != 6)
-        return diag_fail(err, DF_ERR_INVALID_ARGUMENT, "perfetto_diagnostics", "capture_handshake_invalid",
+        return diag_fail(err, DF_ERR_CAPTURE_HANDSHAKE_INVALID, "perfetto_diagnostics",
                          "the Perfetto capture handshake variables are incomplete");
     pid_t workload;
     if (!parse_pid(h->wrapper_pid, wrapper) || !parse_pid(h->workload_pid, &workload))
-        return diag_fail(err, DF_ERR_INVALID_ARGUMENT, "perfetto_diagnostics", "capture_handshake_invalid",
+        return diag_fail(err, DF_ERR_CAPTURE_HANDSHAKE_INVALID, "perfetto_diagnostics",
                          "the Perfetto capture handshake pids are not positive process ids");
     if (h->gate_socket[0] != '/' || h->trace_path[0] != '/' ||
         strlen(h->gate_socket) >= sizeof(((struct sockaddr_un *)0)->sun_path))
-        return diag_fail(err, DF_ERR_INVALID_ARGUMENT, "perfetto_diagnostics", "capture_handshake_invalid",
+        return diag_fail(err, DF_ERR_CAPTURE_HANDSHAKE_INVALID, "perfetto_diagnostics",
                          "the Perfetto capture gate and trace paths must be absolute");
     if (strcmp(h->mode, "short") && strcmp(h->mode, "streaming") && strcmp(h->mode, "deep-system"))
-        return diag_fail(err, DF_ERR_INVALID_ARGUMENT, "perfetto_diagnostics", "capture_handshake_invalid",
-                         "unsupported capture mode");
+        return diag_fail(err, DF_ERR_CAPTURE_HANDSHAKE_INVALID, "perfetto_diagnostics", "unsupported capture mode");
     if (strcmp(h->sample_hz, "100") && strcmp(h->sample_hz, "1000"))
-        return diag_fail(err, DF_ERR_INVALID_ARGUMENT, "perfetto_diagnostics", "capture_handshake_invalid",
-                         "unsupported sample frequency");
+        return diag_fail(err, DF_ERR_CAPTURE_HANDSHAKE_INVALID, "perfetto_diagnostics", "unsupported sample frequency");
     *hz = (uint32_t)atoi(h->sample_hz);
     if (workload != getpid())
-        return diag_fail(err, DF_ERR_INVALID_ARGUMENT, "perfetto_diagnostics", "capture_handshake_failed",
+        return diag_fail(err, DF_ERR_CAPTURE_HANDSHAKE_FAILED, "perfetto_diagnostics",
                          "the Perfetto capture was started for another process");
     return DF_OK;
 }
@@ -553,7 +539,7 @@ static df_errkind check_handshake(const df_perfetto_handshake *h, pid_t *wrapper
 static int gate_connect(const char *path, pid_t wrapper, df_error *err) {
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) {
-        diag_fail(err, DF_ERR_IO, "perfetto_diagnostics", "capture_handshake_failed", "cannot create a socket: %s",
+        diag_fail(err, DF_ERR_CAPTURE_HANDSHAKE_FAILED, "perfetto_diagnostics", "cannot create a socket: %s",
                   strerror(errno));
         return -1;
     }
@@ -570,7 +556,7 @@ static int gate_connect(const char *path, pid_t wrapper, df_error *err) {
     else if (cred.pid != wrapper || cred.uid != getuid()) why = "the gate is not held by the capture-workload wrapper";
     if (why) {
         close(fd);
-        diag_fail(err, DF_ERR_IO, "perfetto_diagnostics", "capture_handshake_failed",
+        diag_fail(err, DF_ERR_CAPTURE_HANDSHAKE_FAILED, "perfetto_diagnostics",
                   "cannot join the capture start gate: %s", why);
         return -1;
     }
@@ -600,12 +586,12 @@ static df_errkind whole_start(const df_perfetto_handshake *h, double wait_s, df_
     uint32_t hz = 0;
     DF_TRY(check_handshake(h, &wrapper, &hz, err));
     int fd = gate_connect(h->gate_socket, wrapper, err);
-    if (fd < 0) return DF_ERR_IO;
+    if (fd < 0) return DF_ERR_CAPTURE_HANDSHAKE_FAILED; /* err filled by gate_connect */
     char line[256];
     int e = read_line(fd, line, sizeof line, df_now_ns() + (uint64_t)HANDSHAKE_IO_MS * 1000000u);
     if (e || strcmp(line, "R") != 0) {
         close(fd);
-        return diag_fail(err, DF_ERR_IO, "perfetto_diagnostics", "capture_handshake_failed",
+        return diag_fail(err, DF_ERR_CAPTURE_HANDSHAKE_FAILED, "perfetto_diagnostics",
                          "the capture start gate did not open: %s", e ? strerror(e) : "unexpected message");
     }
     df_diag_capture_options o = mode_options(h, hz);
@@ -615,10 +601,10 @@ static df_errkind whole_start(const df_perfetto_handshake *h, double wait_s, df_
         snprintf(line, sizeof line, "failed kind=capture_unavailable\n");
         write_all(fd, line);
         close(fd);
-        diag_fail(err, k == DF_ERR_OUT_OF_MEMORY ? k : DF_ERR_NOT_AVAILABLE, "perfetto_diagnostics",
-                  "capture_unavailable", "the capture cannot start: %s", cerr.message);
+        k = diag_fail(err, k == DF_ERR_OUT_OF_MEMORY ? k : DF_ERR_CAPTURE_UNAVAILABLE, "perfetto_diagnostics",
+                      "the capture cannot start: %s", cerr.message);
         df_error_clear(&cerr);
-        return err ? err->kind : DF_ERR_NOT_AVAILABLE;
+        return k;
     }
     char reason[160];
     df_diag_backend backend = df_diag_capture_backend(whole.cap, reason, sizeof reason);
@@ -637,9 +623,9 @@ static df_errkind whole_start(const df_perfetto_handshake *h, double wait_s, df_
         unlink(h->trace_path);
         close(fd);
         if (e == ETIMEDOUT)
-            return diag_fail(err, DF_ERR_TIMEOUT, "perfetto_diagnostics", "capture_timeout",
+            return diag_fail(err, DF_ERR_CAPTURE_TIMEOUT, "perfetto_diagnostics",
                              "the capture-workload wrapper did not acknowledge the capture in time");
-        return diag_fail(err, DF_ERR_IO, "perfetto_diagnostics", "capture_handshake_failed",
+        return diag_fail(err, DF_ERR_CAPTURE_HANDSHAKE_FAILED, "perfetto_diagnostics",
                          "the capture-workload wrapper went away: %s", strerror(e));
     }
     whole.gate_fd = fd;

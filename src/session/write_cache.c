@@ -1,7 +1,9 @@
 /*
  * write_all caches: the batches of a shared alias, held in memory up to a
  * budget and spilled to a temporary file beyond it, served back to the
- * query engine as a table provider (one scan unit per batch).
+ * query engine as a table provider (one scan unit per batch).  The provider
+ * is an adapter over the columnar memory provider (see "Provider" below),
+ * which owns projection, slicing and the scan counters.
  *
  * Spill format (our own temporary file, unlinked as soon as it is created,
  * so it disappears with the process): per batch, per column, a header
@@ -23,7 +25,7 @@
 
 /* One unit: a batch in memory or a spilled batch's file range. */
 typedef struct cache_unit {
-    df_batch *batch;                 /* in memory (owned) or NULL when spilled */
+    df_batch *batch;                 /* in memory (owned), NULL when spilled or once moved to the memory provider */
     int64_t offset;                  /* spilled: file offset */
     int64_t size;                    /* spilled: bytes */
     int64_t rows;                    /* rows of the batch */
@@ -275,6 +277,28 @@ void df__wcache_free(df_wcache *c) {
     df_free(c);
 }
 
+/*
+ * A reference to `b` labelled with the cache's schema (the memory provider
+ * requires equal schemas): `b` itself when its schema is equal, else a batch
+ * sharing its columns (a stream's batches may differ from its schema in
+ * nullability only; column types are checked).
+ */
+static df_errkind as_cache_schema(const df_wcache *c, df_batch *b, df_batch **out, df_error *err) {
+    *out = NULL;
+    if (df_schema_equals(b->schema, c->schema)) {
+        *out = df_batch_retain(b);
+        return DF_OK;
+    }
+    if (b->ncols != c->schema->nfields)
+        return df_error_set(err, DF_ERR_INTERNAL, "a write_all cache batch does not have the cache's columns");
+    df_vec **cols = df_malloc((size_t)DF_MAX(b->ncols, 1) * sizeof *cols);
+    if (!cols) return DF_OOM(err);
+    for (int32_t j = 0; j < b->ncols; j++) cols[j] = df_vec_retain(b->cols[j]);
+    df_errkind k = df_batch_new(c->schema, cols, b->nrows, out, err); /* takes the column references */
+    df_free(cols);
+    return k;
+}
+
 df_errkind df__wcache_add(df_wcache *c, df_batch *b, df_error *err) {
     if (c->nunits == c->cap) {
         int64_t cap = c->cap ? c->cap * 2 : 64;
@@ -291,7 +315,7 @@ df_errkind df__wcache_add(df_wcache *c, df_batch *b, df_error *err) {
     for (int32_t j = 0; j < b->ncols; j++)
         if (!spillable_type(b->cols[j]->type)) can_spill = false;
     if (!can_spill || c->mem_bytes + bytes <= c->budget) {
-        u->batch = df_batch_retain(b);
+        DF_TRY(as_cache_schema(c, b, &u->batch, err));
         c->mem_bytes += bytes;
     } else {
         DF_TRY(spill(c, u, b, err));
@@ -308,136 +332,200 @@ int64_t df__wcache_memory_bytes(const df_wcache *c) { return c->mem_bytes; }
 /* ------------------------------------------------------------------------ */
 /* Provider                                                                  */
 
+/*
+ * The provider is an adapter over the columnar memory provider, which owns
+ * the unit-stream logic (projection, slicing into batch_size rows, scan
+ * counters):
+ *   - the in-memory batches form one memory provider (`memory`), built once
+ *     when the cache becomes a provider; a scan plans it with the caller's
+ *     request and the cache plan shares that plan's counters;
+ *   - a spilled batch is read back when its unit is opened and served by a
+ *     one-batch memory provider, whose stream is wrapped so that its
+ *     counters land in the cache plan's.
+ * Cache units keep their order (in-memory and spilled batches interleave
+ * when nested batches, which never spill, follow spilled ones).
+ */
+
 typedef struct cache_provider {
     df_table_provider base;          /* vtable, refs, schema */
     df_wcache *cache;                /* owned */
+    df_table_provider *memory;       /* owned reference: the in-memory batches, in unit order */
+    int64_t *memory_unit;            /* per cache unit: its unit in `memory`, -1 when spilled; owned */
 } cache_provider;
 
 typedef struct plan_state {
-    int32_t *projection;             /* output column -> cache column */
-    int32_t nprojection;             /* output columns */
-    int32_t batch_size;              /* rows per produced batch */
+    df_scan_plan *memory_plan;       /* `memory` planned with the same request; owns the counters */
+    int32_t *projection;             /* the request's projection (copy, owned), NULL = all columns */
+    int32_t nprojection;             /* its length */
+    int32_t batch_size;              /* the request's rows per batch */
 } plan_state;
 
-typedef struct unit_stream {
+/* A spilled unit's stream: the one-batch memory provider's stream, with the counters forwarded. */
+typedef struct spill_stream {
     df_batch_stream base;            /* vtable and schema */
-    df_batch *batch;                 /* projected unit batch (reference) */
-    int64_t pos;                     /* next row to hand out */
-    int32_t batch_size;              /* rows per batch */
-    df_scan_metrics *metrics;        /* the plan's counters */
-} unit_stream;
+    df_batch_stream *inner;          /* owned: the one-batch provider's unit stream */
+    df_scan_plan *inner_plan;        /* owned: that provider's plan (outlives `inner`) */
+    df_table_provider *one;          /* owned reference: the one-batch provider */
+    df_scan_metrics *metrics;        /* the cache plan's counters (borrowed) */
+} spill_stream;
 
-static df_errkind unit_next(df_batch_stream *s, df_batch **out, df_error *err) {
-    unit_stream *u = (unit_stream *)s;
-    *out = NULL;
-    if (!u->batch || u->pos >= u->batch->nrows) return DF_OK;
-    int64_t n = DF_MIN((int64_t)u->batch_size, u->batch->nrows - u->pos);
-    if (u->pos == 0 && n == u->batch->nrows)
-        *out = df_batch_retain(u->batch);
-    else
-        DF_TRY(df_batch_slice(u->batch, u->pos, n, out, err));
-    u->pos += n;
-    atomic_fetch_add_explicit(&u->metrics->rows_produced, n, memory_order_relaxed);
-    atomic_fetch_add_explicit(&u->metrics->batches_produced, 1, memory_order_relaxed);
+static df_errkind spill_next(df_batch_stream *s, df_batch **out, df_error *err) {
+    spill_stream *u = (spill_stream *)s;
+    DF_TRY(df_batch_stream_next(u->inner, out, err));
+    if (*out) {
+        atomic_fetch_add_explicit(&u->metrics->rows_produced, (*out)->nrows, memory_order_relaxed);
+        atomic_fetch_add_explicit(&u->metrics->batches_produced, 1, memory_order_relaxed);
+    }
     return DF_OK;
 }
 
-static void unit_close(df_batch_stream *s) {
-    unit_stream *u = (unit_stream *)s;
-    df_batch_release(u->batch);
+static void spill_close(df_batch_stream *s) {
+    spill_stream *u = (spill_stream *)s;
+    df_batch_stream_close(u->inner);
+    int64_t done = atomic_load_explicit(&u->inner_plan->metrics->files_completed, memory_order_relaxed);
+    atomic_fetch_add_explicit(&u->metrics->files_completed, done, memory_order_relaxed);
+    u->one->vt->free_plan(u->one, u->inner_plan);
+    df_table_provider_release(u->one);
     df_schema_release(u->base.schema);
     df_free(u);
 }
 
-static const df_batch_stream_vt unit_stream_vt = {unit_next, unit_close};
+static const df_batch_stream_vt spill_stream_vt = {spill_next, spill_close};
 
 static void free_plan(df_table_provider *p, df_scan_plan *plan) {
-    (void)p;
     if (!plan) return;
     plan_state *st = plan->provider_state;
-    if (st) df_free(st->projection);
+    if (st) {
+        df_table_provider *memory = ((cache_provider *)p)->memory;
+        if (st->memory_plan) memory->vt->free_plan(memory, st->memory_plan);
+        df_free(st->projection);
+    }
     df_free(st);
     df_free(plan->units);
-    df_free(plan->metrics);
     df_schema_release(plan->schema);
-    df_free(plan);
+    df_free(plan); /* plan->metrics belonged to the memory plan */
+}
+
+/* The caller's request as it applies to every batch (predicates are hints: not pushed). */
+static df_scan_request unit_request(const plan_state *st) {
+    df_scan_request r = {0};
+    r.projection = st->projection;
+    r.nprojection = st->nprojection;
+    r.limit = -1;
+    r.batch_size = st->batch_size;
+    return r;
 }
 
 static df_errkind plan_scan(df_table_provider *p, const df_scan_request *req, df_scan_plan **out, df_error *err) {
-    df_wcache *c = ((cache_provider *)p)->cache;
+    cache_provider *cp = (cache_provider *)p;
+    df_wcache *c = cp->cache;
     *out = NULL;
     df_scan_plan *plan = df_calloc(1, sizeof *plan);
     plan_state *st = df_calloc(1, sizeof *st);
-    df_scan_metrics *m = df_calloc(1, sizeof *m);
-    if (plan) {
-        plan->provider_state = st;
-        plan->metrics = m;
-    }
-    int32_t nproj = req->projection ? req->nprojection : p->schema->nfields;
-    if (st) st->projection = df_malloc((size_t)DF_MAX(nproj, 1) * sizeof(int32_t));
+    if (plan) plan->provider_state = st;
+    if (st && req->projection) st->projection = df_malloc((size_t)DF_MAX(req->nprojection, 1) * sizeof(int32_t));
     if (plan) plan->units = df_malloc((size_t)DF_MAX(c->nunits, 1) * sizeof(int64_t));
-    if (!plan || !st || !m || !st->projection || !plan->units) {
-        if (!plan) {
-            if (st) df_free(st->projection);
-            df_free(st);
-            df_free(m);
-        }
+    if (!plan || !st || (req->projection && !st->projection) || !plan->units) {
+        if (!plan) df_free(st);
         free_plan(p, plan);
         return DF_OOM(err);
     }
     plan->provider = p;
-    for (int32_t i = 0; i < nproj; i++) st->projection[i] = req->projection ? req->projection[i] : i;
-    st->nprojection = nproj;
+    if (req->projection) memcpy(st->projection, req->projection, (size_t)req->nprojection * sizeof(int32_t));
+    st->nprojection = req->projection ? req->nprojection : 0;
     st->batch_size = req->batch_size > 0 ? req->batch_size : 8192;
-    df_errkind k = df_schema_project(p->schema, st->projection, nproj, &plan->schema, err);
+    df_scan_request r = unit_request(st);
+    df_errkind k = cp->memory->vt->plan_scan(cp->memory, &r, &st->memory_plan, err);
     if (k != DF_OK) {
         free_plan(p, plan);
         return k;
     }
+    plan->schema = df_schema_retain(st->memory_plan->schema);
+    plan->metrics = st->memory_plan->metrics;
     for (int64_t i = 0; i < c->nunits; i++) plan->units[i] = i;
     plan->nunits = c->nunits;
     plan->estimated_rows = c->rows;
-    atomic_store(&m->files_total, c->nunits);
-    atomic_store(&m->files_planned, c->nunits);
+    atomic_store(&plan->metrics->files_total, c->nunits);
+    atomic_store(&plan->metrics->files_planned, c->nunits);
     *out = plan;
     return DF_OK;
 }
 
-static df_errkind open_unit(df_table_provider *p, df_scan_plan *plan, int64_t i, df_batch_stream **out, df_error *err) {
-    df_wcache *c = ((cache_provider *)p)->cache;
+/* Opens a spilled unit: reads the batch back and serves it through a one-batch memory provider. */
+static df_errkind open_spilled(df_wcache *c, df_scan_plan *plan, const cache_unit *cu, df_batch_stream **out,
+                               df_error *err) {
     plan_state *st = plan->provider_state;
-    *out = NULL;
-    if (i < 0 || i >= plan->nunits) return df_error_set(err, DF_ERR_INVALID_ARGUMENT, "scan unit out of range");
-    const cache_unit *cu = &c->units[plan->units[i]];
     df_batch *whole = NULL;
-    if (cu->batch)
-        whole = df_batch_retain(cu->batch);
-    else
-        DF_TRY(read_unit(c, cu, &whole, err));
-    unit_stream *u = df_calloc(1, sizeof *u);
-    df_errkind k = u ? df_batch_project(whole, st->projection, st->nprojection, &u->batch, err) : DF_OOM(err);
+    DF_TRY(read_unit(c, cu, &whole, err));
+    spill_stream *u = df_calloc(1, sizeof *u);
+    df_errkind k = u ? df_memory_provider_new(c->schema, &whole, 1, &u->one, err) : DF_OOM(err);
     df_batch_release(whole);
+    df_scan_request r = unit_request(st);
+    if (k == DF_OK) k = u->one->vt->plan_scan(u->one, &r, &u->inner_plan, err);
+    if (k == DF_OK) k = u->one->vt->open_unit(u->one, u->inner_plan, 0, &u->inner, err);
     if (k != DF_OK) {
+        if (u && u->inner_plan) u->one->vt->free_plan(u->one, u->inner_plan);
+        if (u) df_table_provider_release(u->one);
         df_free(u);
         return k;
     }
-    u->base.vt = &unit_stream_vt;
+    u->base.vt = &spill_stream_vt;
     u->base.schema = df_schema_retain(plan->schema);
-    u->batch_size = st->batch_size;
     u->metrics = plan->metrics;
     atomic_fetch_add_explicit(&plan->metrics->files_opened, 1, memory_order_relaxed);
     *out = &u->base;
     return DF_OK;
 }
 
+static df_errkind open_unit(df_table_provider *p, df_scan_plan *plan, int64_t i, df_batch_stream **out, df_error *err) {
+    cache_provider *cp = (cache_provider *)p;
+    plan_state *st = plan->provider_state;
+    *out = NULL;
+    if (i < 0 || i >= plan->nunits) return df_error_set(err, DF_ERR_INVALID_ARGUMENT, "scan unit out of range");
+    int64_t unit = plan->units[i];
+    int64_t m = cp->memory_unit[unit];
+    if (m >= 0) return cp->memory->vt->open_unit(cp->memory, st->memory_plan, m, out, err);
+    return open_spilled(cp->cache, plan, &cp->cache->units[unit], out, err);
+}
+
 static void destroy(df_table_provider *p) {
     cache_provider *cp = (cache_provider *)p;
+    df_table_provider_release(cp->memory);
+    df_free(cp->memory_unit);
     df__wcache_free(cp->cache);
     df_schema_release(p->schema);
     df_free(cp);
 }
 
 static const df_table_provider_vt cache_vt = {plan_scan, open_unit, free_plan, destroy};
+
+/*
+ * Builds the memory provider over the cache's in-memory batches (unit order)
+ * and the cache-unit -> memory-unit map.  The batches move from the cache
+ * to the provider (the cache's units keep no reference).
+ */
+static df_errkind build_memory(cache_provider *cp, df_error *err) {
+    df_wcache *c = cp->cache;
+    cp->memory_unit = df_malloc((size_t)DF_MAX(c->nunits, 1) * sizeof(int64_t));
+    df_batch **batches = df_malloc((size_t)DF_MAX(c->nunits, 1) * sizeof *batches);
+    if (!cp->memory_unit || !batches) {
+        df_free(batches);
+        return DF_OOM(err);
+    }
+    int64_t n = 0;
+    for (int64_t i = 0; i < c->nunits; i++) {
+        cp->memory_unit[i] = c->units[i].batch ? n : -1;
+        if (c->units[i].batch) batches[n++] = c->units[i].batch;
+    }
+    df_errkind k = df_memory_provider_new(c->schema, batches, n, &cp->memory, err);
+    df_free(batches);
+    if (k != DF_OK) return k;
+    for (int64_t i = 0; i < c->nunits; i++) {
+        df_batch_release(c->units[i].batch);
+        c->units[i].batch = NULL;
+    }
+    return DF_OK;
+}
 
 df_errkind df__wcache_provider(df_wcache *c, df_table_provider **out, df_error *err) {
     *out = NULL;
@@ -447,6 +535,14 @@ df_errkind df__wcache_provider(df_wcache *c, df_table_provider **out, df_error *
         return DF_OOM(err);
     }
     cp->cache = c;
+    df_errkind k = build_memory(cp, err);
+    if (k != DF_OK) {
+        df_table_provider_release(cp->memory);
+        df_free(cp->memory_unit);
+        df__wcache_free(c);
+        df_free(cp);
+        return k;
+    }
     cp->base.vt = &cache_vt;
     atomic_init(&cp->base.refs, 1);
     cp->base.schema = df_schema_retain(c->schema);

@@ -1,7 +1,7 @@
 /*
  * The .dfprofile artifact and the validation invariants: canonical round
  * trips (bytes, HTML and terminal output identical), header and section
- * rejections with their stable reasons, every single-bit mutation of a real
+ * rejections with their specific kinds, every single-bit mutation of a real
  * artifact rejected without a crash, hostile counts rejected before
  * allocation, validation failures on mutated models, and atomic writes.
  */
@@ -18,16 +18,15 @@ static void encode(const df_report_profile *p, df_buf *out) {
     DF_ASSERT_OK(df_report_encode_dfprofile(p, out, &err), &err);
 }
 
-/* Decodes and expects a failure with `reason`. */
-static void expect_reject(const uint8_t *bytes, size_t len, df_errkind kind, const char *reason) {
+/* Decodes and expects a failure of the specific `kind`, carried as the error's kind with no context. */
+static void expect_reject(const uint8_t *bytes, size_t len, df_errkind kind) {
     df_report_profile *p = NULL;
     df_error err = {0};
     df_errkind k = df_report_decode_dfprofile(bytes, len, &p, &err);
-    char r[64];
-    df_report_error_reason(&err, r, sizeof r);
-    if (k != kind || strcmp(r, reason) != 0)
-        df_test_fail(__FILE__, __LINE__, "decode: kind %s reason %s (%s), expected %s %s", df_errkind_name(k), r,
-                     err.message, df_errkind_name(kind), reason);
+    if (k != kind || err.kind != kind)
+        df_test_fail(__FILE__, __LINE__, "decode: kind %s / %s (%s), expected %s", df_errkind_name(k),
+                     df_errkind_name(err.kind), err.message, df_errkind_name(kind));
+    DF_ASSERT(err.context == NULL);
     DF_ASSERT(p == NULL);
     DF_ASSERT_EQ_STR(err.phase, "input");
     df_error_clear(&err);
@@ -97,32 +96,32 @@ DF_TEST(header_rejections) {
     encode(p, &a);
     uint8_t *c = malloc(a.len + 8);
     memcpy(c, a.data, a.len);
-    expect_reject(c, 10, DF_ERR_BINARY_FORMAT, "truncated_artifact");
-    expect_reject(c, a.len - 8, DF_ERR_BINARY_FORMAT, "truncated_artifact");
+    expect_reject(c, 10, DF_ERR_TRUNCATED_ARTIFACT);
+    expect_reject(c, a.len - 8, DF_ERR_TRUNCATED_ARTIFACT);
     memset(c + a.len, 0, 8);
-    expect_reject(c, a.len + 8, DF_ERR_BINARY_FORMAT, "trailing_artifact_bytes");
+    expect_reject(c, a.len + 8, DF_ERR_TRAILING_ARTIFACT_BYTES);
     c[1] ^= 1;
-    expect_reject(c, a.len, DF_ERR_BINARY_FORMAT, "invalid_artifact_magic");
+    expect_reject(c, a.len, DF_ERR_INVALID_ARTIFACT_MAGIC);
     c[1] ^= 1;
     df_store_le16(c + 8, 2);
-    expect_reject(c, a.len, DF_ERR_BINARY_FORMAT, "unsupported_artifact_version");
+    expect_reject(c, a.len, DF_ERR_UNSUPPORTED_ARTIFACT_VERSION);
     df_store_le16(c + 8, 1);
     df_store_le32(c + 12, 4);
-    expect_reject(c, a.len, DF_ERR_BINARY_FORMAT, "unsupported_ranked_schema");
+    expect_reject(c, a.len, DF_ERR_UNSUPPORTED_RANKED_SCHEMA);
     df_store_le32(c + 12, 3);
     c[44] = 1;
-    expect_reject(c, a.len, DF_ERR_BINARY_FORMAT, "invalid_artifact_header");
+    expect_reject(c, a.len, DF_ERR_INVALID_ARTIFACT_HEADER);
     c[44] = 0;
     df_store_le64(c + 24, (uint64_t)1 << 40);
-    expect_reject(c, a.len, DF_ERR_LIMIT_EXCEEDED, "artifact_too_large");
+    expect_reject(c, a.len, DF_ERR_ARTIFACT_TOO_LARGE);
     df_store_le64(c + 24, a.len);
     c[a.len - 1] ^= 0x40;
-    expect_reject(c, a.len, DF_ERR_BINARY_FORMAT, "artifact_checksum_mismatch");
+    expect_reject(c, a.len, DF_ERR_ARTIFACT_CHECKSUM_MISMATCH);
     c[a.len - 1] ^= 0x40;
     /* A valid checksum over hostile contents: sections are still checked. */
     df_store_le64(c + 64 + 24 + 8, 100); /* metadata section offset */
     reseal(c, a.len);
-    expect_reject(c, a.len, DF_ERR_BINARY_FORMAT, "invalid_artifact_section");
+    expect_reject(c, a.len, DF_ERR_INVALID_ARTIFACT_SECTION);
     free(c);
     df_buf_free(&a);
     df_report_profile_destroy(p);
@@ -140,12 +139,12 @@ DF_TEST(hostile_counts_and_strings_are_rejected) {
     memcpy(c, a.data, a.len);
     df_store_le64(c + section_off(c, 3), 1000000000ULL);
     reseal(c, a.len);
-    expect_reject(c, a.len, DF_ERR_BINARY_FORMAT, "invalid_artifact_section");
+    expect_reject(c, a.len, DF_ERR_INVALID_ARTIFACT_SECTION);
     /* A string id out of range in a semantic record. */
     memcpy(c, a.data, a.len);
     df_store_le32(c + section_off(c, 3) + 8 + 152, 0xFFFFFF);
     reseal(c, a.len);
-    expect_reject(c, a.len, DF_ERR_BINARY_FORMAT, "invalid_artifact_section");
+    expect_reject(c, a.len, DF_ERR_INVALID_ARTIFACT_SECTION);
     /* Invalid UTF-8 inside the string blob. */
     memcpy(c, a.data, a.len);
     size_t so = section_off(c, 1);
@@ -153,13 +152,13 @@ DF_TEST(hostile_counts_and_strings_are_rejected) {
     size_t blob = so + ((8 + (size_t)n * 4 + 7) & ~(size_t)7);
     c[blob] = 0xFF;
     reseal(c, a.len);
-    expect_reject(c, a.len, DF_ERR_BINARY_FORMAT, "invalid_artifact_section");
+    expect_reject(c, a.len, DF_ERR_INVALID_ARTIFACT_SECTION);
     /* Semantically invalid: a direct count that breaks conservation. */
     memcpy(c, a.data, a.len);
     size_t rec = section_off(c, 3) + 8;
     df_store_le64(c + rec + 104, 7);
     reseal(c, a.len);
-    expect_reject(c, a.len, DF_ERR_BINARY_FORMAT, "invalid_ranked_profile");
+    expect_reject(c, a.len, DF_ERR_INVALID_RANKED_PROFILE);
     free(c);
     df_buf_free(&a);
     df_report_profile_destroy(p);
@@ -194,7 +193,7 @@ DF_TEST(every_single_bit_mutation_is_rejected) {
 static void expect_invalid(df_report_profile *p, const char *substring) {
     df_error err = {0};
     df_errkind k = df_report_validate(p, &err);
-    if (k != DF_ERR_BINARY_FORMAT || !strstr(err.message, substring))
+    if (k != DF_ERR_INVALID_RANKED_PROFILE || !strstr(err.message, substring))
         df_test_fail(__FILE__, __LINE__, "validate: %s \"%s\", expected a message containing \"%s\"", df_errkind_name(k),
                      err.message, substring);
     df_error_clear(&err);
@@ -317,9 +316,10 @@ DF_TEST(atomic_writes_and_policies) {
     DF_ASSERT_OK(df_report_read_dfprofile(path, &q, &err), &err);
     df_report_profile_destroy(q);
     /* No-clobber keeps the existing file. */
-    DF_ASSERT_KIND(df_report_write_file(path, "x", 1, DF_REPORT_NO_CLOBBER, &err), DF_ERR_OUTPUT_UNAVAILABLE);
-    char reason[64];
-    DF_ASSERT_EQ_STR(df_report_error_reason(&err, reason, sizeof reason), "persist_failed");
+    DF_ASSERT_KIND(df_report_write_file(path, "x", 1, DF_REPORT_NO_CLOBBER, &err), DF_ERR_PERSIST_FAILED);
+    DF_ASSERT_EQ_STR(df_errkind_name(err.kind), "persist_failed");
+    DF_ASSERT_EQ_STR(err.phase, "output");
+    DF_ASSERT_EQ_INT(err.code, EEXIST);
     df_error_clear(&err);
     size_t len = 0;
     char *content = slurp(path, &len);
@@ -343,16 +343,17 @@ DF_TEST(atomic_writes_and_policies) {
     free(content);
     /* A parent that is a regular file cannot be created. */
     char *under = tmpdir_path("target.txt/x.html");
-    DF_ASSERT_KIND(df_report_write_file(under, "x", 1, DF_REPORT_REPLACE, &err), DF_ERR_IO);
-    DF_ASSERT_EQ_STR(df_report_error_reason(&err, reason, sizeof reason), "create_parent_failed");
+    DF_ASSERT_KIND(df_report_write_file(under, "x", 1, DF_REPORT_REPLACE, &err), DF_ERR_CREATE_PARENT_FAILED);
+    DF_ASSERT_EQ_STR(df_errkind_name(err.kind), "create_parent_failed");
     df_error_clear(&err);
     /* Reading: not a regular file, missing file. */
     char *dir = tmpdir_path("deep");
-    DF_ASSERT_KIND(df_report_read_dfprofile(dir, &q, &err), DF_ERR_IO);
-    DF_ASSERT_EQ_STR(df_report_error_reason(&err, reason, sizeof reason), "not_file");
+    DF_ASSERT_KIND(df_report_read_dfprofile(dir, &q, &err), DF_ERR_NOT_FILE);
+    DF_ASSERT_EQ_STR(df_errkind_name(err.kind), "not_file");
     df_error_clear(&err);
     char *missing = tmpdir_path("missing.dfprofile");
-    DF_ASSERT_KIND(df_report_read_dfprofile(missing, &q, &err), DF_ERR_NOT_FOUND);
+    DF_ASSERT_KIND(df_report_read_dfprofile(missing, &q, &err), DF_ERR_ARTIFACT_UNREADABLE);
+    DF_ASSERT_EQ_INT(err.code, ENOENT);
     df_error_clear(&err);
     free(path), free(target), free(link), free(under), free(dir), free(missing);
     df_report_profile_destroy(p);

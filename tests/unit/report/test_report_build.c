@@ -216,14 +216,14 @@ DF_TEST(ambiguity_from_overlapping_operations_and_parallel_branches) {
 
 DF_TEST(missing_identity_is_unsafe) {
     char reason[64], msg[256];
-    DF_ASSERT_KIND(rt_build_fail(scenario_missing_identity(), reason, sizeof reason, msg, sizeof msg), DF_ERR_BINARY_FORMAT);
+    DF_ASSERT_KIND(rt_build_fail(scenario_missing_identity(), reason, sizeof reason, msg, sizeof msg), DF_ERR_UNSAFE_IDENTITY);
     DF_ASSERT_EQ_STR(reason, "unsafe_identity");
     DF_ASSERT(strstr(msg, "identity") != NULL);
 }
 
 DF_TEST(trace_without_operation_is_an_incomplete_capture) {
     char reason[64], msg[256];
-    DF_ASSERT_KIND(rt_build_fail(scenario_empty(), reason, sizeof reason, msg, sizeof msg), DF_ERR_NOT_FOUND);
+    DF_ASSERT_KIND(rt_build_fail(scenario_empty(), reason, sizeof reason, msg, sizeof msg), DF_ERR_INCOMPLETE_CAPTURE);
     DF_ASSERT_EQ_STR(reason, "incomplete_capture");
     DF_ASSERT_EQ_STR(msg, "input trace contains no retained Delta Funnel operation");
 }
@@ -291,7 +291,7 @@ DF_TEST(sampling_off_and_missing_frequency) {
     DF_ASSERT_EQ_INT(p->meta.exact_context_sample_count, 1);
     df_report_profile_destroy(p);
     char reason[64], msg[256];
-    DF_ASSERT_KIND(rt_build_fail(tiny(false, true), reason, sizeof reason, msg, sizeof msg), DF_ERR_BINARY_FORMAT);
+    DF_ASSERT_KIND(rt_build_fail(tiny(false, true), reason, sizeof reason, msg, sizeof msg), DF_ERR_MALFORMED_RESULT);
     DF_ASSERT_EQ_STR(reason, "malformed_result");
 }
 

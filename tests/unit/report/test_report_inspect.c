@@ -185,9 +185,10 @@ static void expect_option_error(const df_report_inspect_options *o, const char *
     df_report_profile *p = rt_build(scenario_preview(), 0);
     df_report_inspector *in = NULL;
     df_error err = {0};
-    DF_ASSERT_KIND(df_report_inspector_create(p, o, &in, &err), DF_ERR_INVALID_ARGUMENT);
-    char r[64];
-    DF_ASSERT_EQ_STR(df_report_error_reason(&err, r, sizeof r), reason);
+    df_errkind k = df_report_inspector_create(p, o, &in, &err);
+    DF_ASSERT_EQ_STR(df_errkind_name(k), reason);
+    DF_ASSERT_EQ_INT(err.kind, k);
+    DF_ASSERT(err.context == NULL);
     DF_ASSERT_EQ_STR(err.message, message);
     DF_ASSERT_EQ_STR(err.phase, "argument");
     df_error_clear(&err);

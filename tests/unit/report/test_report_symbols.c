@@ -160,15 +160,16 @@ DF_TEST(interning_repairs_untrusted_bytes) {
     df__report_strings_free(&s);
 }
 
-DF_TEST(error_reasons) {
+DF_TEST(error_kinds) {
     df_error err = {0};
-    df__report_fail(&err, DF_ERR_BINARY_FORMAT, "input", "invalid_artifact_magic", "file is not a %s", "profile");
-    char reason[64];
-    DF_ASSERT_EQ_STR(df_report_error_reason(&err, reason, sizeof reason), "invalid_artifact_magic");
+    DF_ASSERT_KIND(df__report_fail(&err, DF_ERR_INVALID_ARTIFACT_MAGIC, "input", "file is not a %s", "profile"),
+                   DF_ERR_INVALID_ARTIFACT_MAGIC);
+    DF_ASSERT_EQ_STR(df_errkind_name(err.kind), "invalid_artifact_magic");
     DF_ASSERT_EQ_STR(err.phase, "input");
+    DF_ASSERT_EQ_STR(err.origin, "report");
     DF_ASSERT_EQ_STR(err.message, "file is not a profile");
+    DF_ASSERT(err.context == NULL); /* the kind says it: no {"reason": ...} duplicate */
     df_error_clear(&err);
-    df_error_set(&err, DF_ERR_IO, "plain");
-    DF_ASSERT_EQ_STR(df_report_error_reason(&err, reason, sizeof reason), "io_error");
-    df_error_clear(&err);
+    /* Without an error to fill, the kind is still returned. */
+    DF_ASSERT_KIND(df__report_fail(NULL, DF_ERR_TRUNCATED_ARTIFACT, "input", "short"), DF_ERR_TRUNCATED_ARTIFACT);
 }

@@ -185,8 +185,10 @@ DF_TEST(the_activity_budget_keeps_task_roots_and_marks_truncation) {
 /* ------------------------------------------------------------------------ */
 /* The public ranked-profile API.                                            */
 
+/* Copies the kind string of a diagnostics error into buf (64 bytes); such errors carry no context. */
 static char kind_of(const df_error *e, char *buf) {
-    df_diagnostics_error_kind(e, buf, 64);
+    snprintf(buf, 64, "%s", df_errkind_name(e->kind));
+    DF_ASSERT(e->context == NULL);
     return buf[0];
 }
 
@@ -211,7 +213,7 @@ DF_TEST(ranked_profile_writes_private_outputs_and_cleans_up) {
     /* One at a time. */
     df_ranked_profile *second = (df_ranked_profile *)1;
     char k[64];
-    DF_ASSERT_KIND(df_ranked_profile_start(&o, &second, &e), DF_ERR_NOT_AVAILABLE);
+    DF_ASSERT_KIND(df_ranked_profile_start(&o, &second, &e), DF_ERR_PROFILE_ALREADY_ACTIVE);
     DF_ASSERT(second == NULL);
     kind_of(&e, k);
     DF_ASSERT_EQ_STR(k, "profile_already_active");
@@ -237,7 +239,7 @@ DF_TEST(ranked_profile_writes_private_outputs_and_cleans_up) {
     /* Without operations in the scope, the report fails with the report's kind. */
     unlink(report);
     DF_ASSERT_OK(df_ranked_profile_start(&o, &rp, &e), &e);
-    DF_ASSERT_KIND(df_ranked_profile_finish(rp, NULL, &e), DF_ERR_NOT_FOUND);
+    DF_ASSERT_KIND(df_ranked_profile_finish(rp, NULL, &e), DF_ERR_INCOMPLETE_CAPTURE);
     kind_of(&e, k);
     DF_ASSERT_EQ_STR(k, "incomplete_capture");
     DF_ASSERT_EQ_STR(e.phase, "ranked_profile");
@@ -309,38 +311,38 @@ static void expect_handshake(const df_perfetto_handshake *h, df_errkind kind, co
 }
 
 DF_TEST(whole_process_without_a_wrapper_is_unavailable) {
-    expect_handshake(NULL, DF_ERR_NOT_AVAILABLE, "capture_unavailable");
+    expect_handshake(NULL, DF_ERR_CAPTURE_UNAVAILABLE, "capture_unavailable");
     DF_ASSERT_EQ_STR(df_perfetto_handshake_variables[0], "DELTA_FUNNEL_PERFETTO_GATE_SOCKET");
     DF_ASSERT(df_perfetto_handshake_variables[6] == NULL);
 }
 
 DF_TEST(whole_process_partial_handshake_is_invalid) {
     df_perfetto_handshake h = {"/tmp/x.sock", "1", NULL, "/tmp/x.pftrace", "short", "1000"};
-    expect_handshake(&h, DF_ERR_INVALID_ARGUMENT, "capture_handshake_invalid");
+    expect_handshake(&h, DF_ERR_CAPTURE_HANDSHAKE_INVALID, "capture_handshake_invalid");
 }
 
 DF_TEST(whole_process_malformed_handshake_is_invalid) {
     char self[32];
     snprintf(self, sizeof self, "%d", (int)getpid());
     df_perfetto_handshake h = {"relative.sock", "1", self, "/tmp/x.pftrace", "short", "1000"};
-    expect_handshake(&h, DF_ERR_INVALID_ARGUMENT, "capture_handshake_invalid");
+    expect_handshake(&h, DF_ERR_CAPTURE_HANDSHAKE_INVALID, "capture_handshake_invalid");
 }
 
 DF_TEST(whole_process_bad_pid_is_invalid) {
     df_perfetto_handshake h = {"/tmp/x.sock", "-3", "12", "/tmp/x.pftrace", "short", "1000"};
-    expect_handshake(&h, DF_ERR_INVALID_ARGUMENT, "capture_handshake_invalid");
+    expect_handshake(&h, DF_ERR_CAPTURE_HANDSHAKE_INVALID, "capture_handshake_invalid");
 }
 
 DF_TEST(whole_process_handshake_of_another_process_fails) {
     char other[32];
     snprintf(other, sizeof other, "%d", (int)getpid() + 1);
     df_perfetto_handshake h = {"/tmp/x.sock", "1", other, "/tmp/x.pftrace", "streaming", "100"};
-    expect_handshake(&h, DF_ERR_INVALID_ARGUMENT, "capture_handshake_failed");
+    expect_handshake(&h, DF_ERR_CAPTURE_HANDSHAKE_FAILED, "capture_handshake_failed");
 }
 
 DF_TEST(whole_process_gate_not_held_by_the_wrapper_fails) {
     char self[32];
     snprintf(self, sizeof self, "%d", (int)getpid());
     df_perfetto_handshake h = {"/tmp/df-no-such-gate.sock", "1", self, "/tmp/x.pftrace", "deep-system", "100"};
-    expect_handshake(&h, DF_ERR_IO, "capture_handshake_failed");
+    expect_handshake(&h, DF_ERR_CAPTURE_HANDSHAKE_FAILED, "capture_handshake_failed");
 }

@@ -289,3 +289,82 @@ DF_TEST(cache_spills_beyond_its_budget_and_reads_back) {
     df_table_provider_release(p);
     df_schema_release(schema);
 }
+
+/*
+ * The cache provider serves in-memory and spilled units alike: in unit
+ * order, projected, in slices of at most batch_size rows, with the plan's
+ * counters covering both kinds of unit.  A batch whose schema differs from
+ * the cache's in nullability only is accepted.
+ */
+DF_TEST(cache_provider_projects_slices_and_counts_every_unit) {
+    df_field f[] = {{"id", df_type_int64(), true}, {"s", df_type_utf8(), true}};
+    df_field strict[] = {{"id", df_type_int64(), false}, {"s", df_type_utf8(), true}};
+    df_schema *schema = schema_of(f, 2);
+    df_schema *other = schema_of(strict, 2);
+    df_wcache *c = NULL;
+    df_error e = fresh();
+    DF_ASSERT_OK(df__wcache_new(schema, 40000, NULL, &c, &e), &e);
+    const int nbatches = 6;
+    for (int i = 0; i < nbatches; i++) {
+        df_batch *b = int_batch(i == 1 ? other : schema, (int64_t)i * 1000, 1000, true);
+        DF_ASSERT_OK(df__wcache_add(c, b, &e), &e);
+        df_batch_release(b);
+    }
+    DF_ASSERT(df__wcache_memory_bytes(c) > 0);
+    DF_ASSERT(df__wcache_spilled_bytes(c) > 0);
+    df_table_provider *p = NULL;
+    DF_ASSERT_OK(df__wcache_provider(c, &p, &e), &e);
+    const int32_t projection[] = {1, 0};
+    df_scan_request req;
+    memset(&req, 0, sizeof req);
+    req.projection = projection;
+    req.nprojection = 2;
+    req.limit = -1;
+    req.batch_size = 300;
+    df_scan_plan *plan = NULL;
+    DF_ASSERT_OK(p->vt->plan_scan(p, &req, &plan, &e), &e);
+    DF_ASSERT_EQ_INT(plan->nunits, nbatches);
+    DF_ASSERT_EQ_INT(plan->estimated_rows, nbatches * 1000);
+    DF_ASSERT_EQ_INT(plan->schema->nfields, 2);
+    DF_ASSERT_EQ_STR(plan->schema->fields[0].name, "s");
+    int64_t next = 0, batches = 0;
+    for (int64_t u = 0; u < plan->nunits; u++) {
+        df_batch_stream *st = NULL;
+        DF_ASSERT_OK(p->vt->open_unit(p, plan, u, &st, &e), &e);
+        for (;;) {
+            df_batch *b = NULL;
+            DF_ASSERT_OK(df_batch_stream_next(st, &b, &e), &e);
+            if (!b) break;
+            DF_ASSERT(b->nrows <= 300);
+            DF_ASSERT_EQ_INT(b->ncols, 2);
+            DF_ASSERT_EQ_STR(b->schema->fields[1].name, "id");
+            for (int64_t i = 0; i < b->nrows; i++) {
+                int64_t v = DF_VEC_VALUES(b->cols[1], const int64_t)[i]; /* the macro applies the offset */
+                DF_ASSERT_EQ_INT(v, next); /* unit order, rows in order */
+                DF_ASSERT_EQ_INT(df_vec_is_valid(b->cols[0], i), v % 1000 % 3 != 0);
+                next++;
+            }
+            batches++;
+            df_batch_release(b);
+        }
+        df_batch_stream_close(st);
+    }
+    DF_ASSERT_EQ_INT(next, nbatches * 1000);
+    DF_ASSERT_EQ_INT(batches, nbatches * 4); /* 300 + 300 + 300 + 100 per unit */
+    df_scan_metrics *m = plan->metrics;
+    DF_ASSERT_EQ_INT(atomic_load(&m->files_total), nbatches);
+    DF_ASSERT_EQ_INT(atomic_load(&m->files_planned), nbatches);
+    DF_ASSERT_EQ_INT(atomic_load(&m->files_opened), nbatches);
+    DF_ASSERT_EQ_INT(atomic_load(&m->files_completed), nbatches);
+    DF_ASSERT_EQ_INT(atomic_load(&m->rows_produced), nbatches * 1000);
+    DF_ASSERT_EQ_INT(atomic_load(&m->batches_produced), batches);
+    /* Out-of-range units are refused. */
+    df_batch_stream *none = (df_batch_stream *)1;
+    DF_ASSERT_KIND(p->vt->open_unit(p, plan, nbatches, &none, &e), DF_ERR_INVALID_ARGUMENT);
+    DF_ASSERT(none == NULL);
+    df_error_clear(&e);
+    p->vt->free_plan(p, plan);
+    df_table_provider_release(p);
+    df_schema_release(other);
+    df_schema_release(schema);
+}
