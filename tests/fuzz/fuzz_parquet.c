@@ -10,21 +10,9 @@
 #include <stdint.h>
 
 #include "parquet/parquet.h"
+#include "parquet_drain.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static void drain(df_parquet_file *f, const df_parquet_read_options *o) {
-    df_batch_stream *s = NULL;
-    if (df_parquet_reader_open(f, o, &s, NULL) != DF_OK) return;
-    for (;;) {
-        df_batch *b = NULL;
-        if (df_batch_stream_next(s, &b, NULL) != DF_OK || !b) break;
-        for (int32_t c = 0; c < b->ncols; c++)
-            if (df_vec_validate(b->cols[c], false, NULL) != DF_OK) __builtin_trap();   /* malformed output */
-        df_batch_release(b);
-    }
-    df_batch_stream_close(s);
-}
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     df_input *in = NULL;
@@ -33,7 +21,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (df_parquet_file_open(in, &f, NULL) != DF_OK) return 0;
     df_parquet_read_options o = {0};
     o.batch_size = 777;
-    drain(f, &o);
+    fuzz_parquet_drain(f, &o);
     if (df_parquet_file_num_leaves(f) > 0) {
         int32_t leaf = df_parquet_file_num_leaves(f) - 1;
         df_parquet_read_options lo = {0};
@@ -41,7 +29,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         lo.nleaves = 1;
         lo.batch_size = 5;
         lo.limit = 50;
-        drain(f, &lo);
+        fuzz_parquet_drain(f, &lo);
     }
     const df_schema *sc = df_parquet_file_schema(f);
     for (int32_t rg = 0; rg < df_parquet_file_num_row_groups(f) && rg < 8; rg++)

@@ -11,21 +11,9 @@
 #include <stdint.h>
 
 #include "parquet/parquet.h"
+#include "parquet_drain.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static void drain(df_parquet_file *f, const df_parquet_read_options *o) {
-    df_batch_stream *s = NULL;
-    if (df_parquet_reader_open(f, o, &s, NULL) != DF_OK) return;
-    for (;;) {
-        df_batch *b = NULL;
-        if (df_batch_stream_next(s, &b, NULL) != DF_OK || !b) break;
-        for (int32_t c = 0; c < b->ncols; c++)
-            if (df_vec_validate(b->cols[c], false, NULL) != DF_OK) __builtin_trap();   /* malformed output */
-        df_batch_release(b);
-    }
-    df_batch_stream_close(s);
-}
 
 /* Literals: the first non-null value of each flat column among the first rows (cleared by the caller). */
 static void first_values(df_parquet_file *f, df_scalar *vals, int32_t n) {
@@ -73,7 +61,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         o.predicates = &preds[p];
         o.npredicates = 1;
         o.filter_rows = true;
-        drain(f, &o);
+        fuzz_parquet_drain(f, &o);
     }
     df_parquet_read_options o = {0};
     o.batch_size = 13;
@@ -83,7 +71,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     o.deleted_rows = deleted;
     o.ndeleted_rows = 40;
     o.limit = 100;
-    drain(f, &o);
+    fuzz_parquet_drain(f, &o);
     for (int32_t c = 0; c < n; c++) df_scalar_clear(&vals[c]);
     df_parquet_file_close(f);
     return 0;
