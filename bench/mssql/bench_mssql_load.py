@@ -16,12 +16,16 @@ not stored) by:
              discarding server cannot count rows), in its own Python.
 Reported per run: wall seconds, rows/s, MB/s of TDS bulk payload (from the
 peer's trace), the client's CPU seconds and the peer's CPU seconds (the
-machine has 2 cores that both share), and ours/reference ratios.  One run
-per configuration; the machines are noisy, compare ratios only.
+machine has 2 cores that both share), and ours/reference ratios.  With
+--repeat N the clients alternate N times per table (ours first on even
+rounds, the reference first on odd ones) and medians with min..max and the
+median of the per-round ratios are printed; the machines are noisy, compare
+ratios only.
 
 Usage: bench_mssql_load.py [--narrow-rows N] [--mixed-rows N]
            [--build DIR]             release build with libdftest + mssql-peer
            [--reference-python PY]   Python that has deltafunnel==0.6.0
+           [--repeat N]              interleaved runs per client and table
 Environment equivalents: DF_BENCH_BUILD, DF_REFERENCE_PYTHON.
 """
 
@@ -33,6 +37,7 @@ import os
 import pathlib
 import re
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -150,9 +155,14 @@ def run_reference(peer, python, uri, rows, table):
     return r
 
 
-def fmt(name, rows, r):
-    return (f"  {name:<10} {r['seconds']:8.2f} s  {rows / r['seconds']:>12,.0f} rows/s  "
-            f"{r['bytes'] / r['seconds'] / 1e6:8.1f} MB/s  client cpu {r['cpu']:6.2f} s  peer cpu {r['peer_cpu']:6.2f} s")
+def fmt(name, rows, runs):
+    """One line of medians (min..max of the wall time) over a client's runs."""
+    def med(key):
+        return statistics.median(r[key] for r in runs)
+    secs = [r["seconds"] for r in runs]
+    return (f"  {name:<10} {med('seconds'):8.2f} s ({min(secs):.2f}..{max(secs):.2f})  "
+            f"{rows / med('seconds'):>12,.0f} rows/s  {med('bytes') / med('seconds') / 1e6:8.1f} MB/s  "
+            f"client cpu {med('cpu'):6.2f} s  peer cpu {med('peer_cpu'):6.2f} s")
 
 
 def main():
@@ -162,6 +172,7 @@ def main():
     ap.add_argument("--build", default=os.environ.get("DF_BENCH_BUILD", str(ROOT / "build-release")))
     ap.add_argument("--reference-python", default=os.environ.get("DF_REFERENCE_PYTHON"))
     ap.add_argument("--json", help="also write the results as JSON here")
+    ap.add_argument("--repeat", type=int, default=1, help="interleaved runs per client and table")
     args = ap.parse_args()
     build = pathlib.Path(args.build)
     lib_path, peer_path = build / "tests/tools/libdftest.so", build / "programs/mssql-peer/mssql-peer"
@@ -178,19 +189,28 @@ def main():
         print(f"generated Delta tables in {time.perf_counter() - t0:.1f} s")
         with Peer("--discard", max_seconds=7200) as peer:
             for name, (uri, rows, spec, ddl) in tables.items():
-                print(f"{name}: {rows:,} rows")
-                ours = run_ours(peer, client, lib, uri, rows, spec, ddl, f"ours_{name}")
-                print(fmt("ours", rows, ours))
-                report.append({"name": name, "rows": rows, "ours": ours, "reference": None})
+                print(f"{name}: {rows:,} rows, {args.repeat} interleaved run(s) each")
+                runs = {"ours": [], "reference": []}
+                for i in range(args.repeat):
+                    order = ("ours", "reference") if i % 2 == 0 else ("reference", "ours")
+                    for who in order:
+                        if who == "ours":
+                            runs["ours"].append(run_ours(peer, client, lib, uri, rows, spec, ddl, f"ours_{name}_{i}"))
+                        elif args.reference_python:
+                            runs["reference"].append(run_reference(peer, args.reference_python, uri, rows,
+                                                                   f"ref_{name}_{i}"))
+                report.append({"name": name, "rows": rows, "ours": runs["ours"], "reference": runs["reference"] or None})
+                print(fmt("ours", rows, runs["ours"]))
                 if not args.reference_python:
                     print("  reference  skipped (set --reference-python or DF_REFERENCE_PYTHON to a Python with deltafunnel==0.6.0)")
                     continue
-                ref = run_reference(peer, args.reference_python, uri, rows, f"ref_{name}")
-                report[-1]["reference"] = ref
-                print(fmt("reference", rows, ref))
-                print(f"  ratio      ours/reference throughput {ref['seconds'] / ours['seconds']:.2f}x, "
-                      f"client CPU {ref['cpu'] / max(ours['cpu'], 1e-9):.2f}x less, "
-                      f"bytes on the wire {ours['bytes'] / max(ref['bytes'], 1):.2f}x")
+                print(fmt("reference", rows, runs["reference"]))
+                pairs = list(zip(runs["ours"], runs["reference"]))
+                tput = [r["seconds"] / o["seconds"] for o, r in pairs]
+                cpu = [r["cpu"] / max(o["cpu"], 1e-9) for o, r in pairs]
+                print(f"  ratio      ours/reference throughput median {statistics.median(tput):.2f}x "
+                      f"({min(tput):.2f}..{max(tput):.2f}), client CPU {statistics.median(cpu):.2f}x less, "
+                      f"bytes on the wire {pairs[0][0]['bytes'] / max(pairs[0][1]['bytes'], 1):.2f}x")
     if args.json:
         pathlib.Path(args.json).write_text(json.dumps({"tables": report}, indent=2))
 

@@ -2,7 +2,7 @@
 """End-to-end Delta -> SQL Server rows/s: ours vs the reference deltafunnel 0.6.
 
 For each table (generated once by `deltafunnel datagen`: `narrow` = id
-bigint, value double, flag bool; `mixed` = ids, quantities, decimal(12,2),
+bigint NOT NULL, value bigint, flag bool; `mixed` = ids, quantities, decimal(12,2),
 doubles, dates, timestamps, strings), both packages run the same script in
 their own Python process against the same `mssql-peer --discard` (rows are
 decoded and counted, not stored, so the server side costs the same for
@@ -10,11 +10,13 @@ both): create a Session, register the Delta table, and
 `write_to_mssql(load_mode="create_and_load")` with target validation
 disabled (a discarding server cannot count rows) and UTC timestamps
 normalized to datetime2.  Timed from Session
-creation to the returned report; peak RSS from getrusage.  One run per
-table: the machines are noisy, compare the ratios.
+creation to the returned report; peak RSS from getrusage.  With --repeat N
+the two clients alternate N times per table (ours, reference, ours, ...)
+and the medians, the spread and the median of the per-pair ratios are
+printed: the machines are noisy, compare the ratios.
 
 Usage: bench_write.py [--narrow-rows N] [--mixed-rows N] [--build DIR]
-           [--reference-python PY] [--ours-python PY]
+           [--reference-python PY] [--ours-python PY] [--repeat N] [--only SHAPE]
   --build             build directory with programs/deltafunnel and programs/mssql-peer
                       (a release or debugoptimized build: a sanitizer build measures the sanitizer)
   --reference-python  a Python with deltafunnel==0.6.0 (env DF_REFERENCE_PYTHON)
@@ -24,6 +26,7 @@ Usage: bench_write.py [--narrow-rows N] [--mixed-rows N] [--build DIR]
 
 import argparse
 import json
+import statistics
 import os
 import pathlib
 import subprocess
@@ -68,6 +71,8 @@ def main():
     ap.add_argument("--build", default=os.environ.get("DF_BENCH_BUILD", str(ROOT / "build-release")))
     ap.add_argument("--reference-python", default=os.environ.get("DF_REFERENCE_PYTHON"))
     ap.add_argument("--ours-python", default=sys.executable)
+    ap.add_argument("--repeat", type=int, default=1, help="interleaved runs per client and table")
+    ap.add_argument("--only", choices=("narrow", "mixed"), help="run one table only")
     args = ap.parse_args()
     if not args.reference_python:
         raise SystemExit("--reference-python (or DF_REFERENCE_PYTHON) must name a Python with deltafunnel==0.6.0")
@@ -77,24 +82,41 @@ def main():
     with tempfile.TemporaryDirectory(prefix="bench-write-") as tmp:
         tables = []
         for shape, rows in (("narrow", args.narrow_rows), ("mixed", args.mixed_rows)):
+            if args.only and shape != args.only:
+                continue
             path = pathlib.Path(tmp) / shape
             subprocess.run([str(cli), "datagen", "--output", str(path), "--rows", str(rows), "--shape", shape,
                             "--files", "4", "--codec", "snappy"], check=True, capture_output=True)
             tables.append((shape, rows, path))
         with Peer("--discard", max_seconds=3600) as peer:
             cs = peer.conn_str()
+            clean = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # the reference's own package
             for shape, rows, path in tables:
-                ours = run(args.ours_python, path, f"ours_{shape}", cs)
-                clean = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}  # the reference's own package
-                ref = run(args.reference_python, path, f"ref_{shape}", cs, env=clean)
-                assert ours["rows"] == ref["rows"] == rows
-                print(f"{shape}: {rows:,} rows")
-                for name, r in (("ours", ours), ("reference", ref)):
-                    print(f"  {name:<10} {r['seconds']:7.2f} s  {rows / r['seconds']:>13,.0f} rows/s  "
-                          f"cpu {r['cpu']:6.2f} s  peak RSS {r['rss_mb']:6.0f} MB")
-                print(f"  ratio      ours/reference throughput {ref['seconds'] / ours['seconds']:.2f}x, "
-                      f"CPU {ref['cpu'] / max(ours['cpu'], 1e-9):.2f}x less")
+                runs = {"ours": [], "reference": []}
+                for i in range(args.repeat):
+                    # Alternate which client goes first so drift in the machine's load hits both alike.
+                    order = ("ours", "reference") if i % 2 == 0 else ("reference", "ours")
+                    for who in order:
+                        r = (run(args.ours_python, path, f"ours_{shape}_{i}", cs) if who == "ours" else
+                             run(args.reference_python, path, f"ref_{shape}_{i}", cs, env=clean))
+                        assert r["rows"] == rows, (who, r["rows"], rows)
+                        runs[who].append(r)
+                report(shape, rows, runs)
 
+
+def report(shape, rows, runs):
+    """Prints medians (min..max) per client and the median of the per-pair throughput ratios."""
+    print(f"{shape}: {rows:,} rows, {len(runs['ours'])} interleaved run(s) each")
+    for name in ("ours", "reference"):
+        secs = [r["seconds"] for r in runs[name]]
+        med = statistics.median(secs)
+        print(f"  {name:<10} {med:7.2f} s ({min(secs):.2f}..{max(secs):.2f})  {rows / med:>13,.0f} rows/s  "
+              f"cpu {statistics.median(r['cpu'] for r in runs[name]):6.2f} s  "
+              f"peak RSS {max(r['rss_mb'] for r in runs[name]):6.0f} MB")
+    ratios = [b["seconds"] / a["seconds"] for a, b in zip(runs["ours"], runs["reference"])]
+    cpu = [b["cpu"] / max(a["cpu"], 1e-9) for a, b in zip(runs["ours"], runs["reference"])]
+    print(f"  ratio      ours/reference throughput median {statistics.median(ratios):.2f}x "
+          f"({min(ratios):.2f}..{max(ratios):.2f}), CPU {statistics.median(cpu):.2f}x less")
 
 if __name__ == "__main__":
     main()

@@ -13,12 +13,38 @@
  * contiguous buffer that is cut into packets by the transport.  All value
  * checks happen before the first byte of a batch is sent, so a conversion
  * error leaves the stream consistent (the caller aborts it).
+ *
+ * Sending overlaps encoding: encoded batches go to a sender thread through
+ * a ring of NBUFS reused buffers (one being encoded, the others queued or
+ * on the wire), so batch N+1 is encoded while batch N is written to the
+ * socket.  The connection's transport belongs to the sender from the first
+ * batch until finish/abort joins it; a send failure is recorded and
+ * returned by the next bulk_write or by finish.
  */
 #include "mssql/mssql_int.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+
+/* Encoded-batch buffers: one being encoded, up to NBUFS - 1 queued or being sent. */
+#define NBUFS 3
+
+/* The sender thread and its queue of encoded batches. */
+typedef struct sender {
+    pthread_t thread;           /* the thread, valid while started */
+    bool started;               /* the thread runs (started at the first batch) */
+    pthread_mutex_t mu;         /* guards everything below */
+    pthread_cond_t cv;          /* a batch was queued, a buffer was freed, or stop was asked */
+    df_buf bufs[NBUFS];         /* encoded batches, a ring reused for the whole load */
+    int head;                   /* oldest queued buffer (the one on the wire) */
+    int count;                  /* queued buffers; the encoder fills bufs[(head + count) % NBUFS] */
+    bool stop;                  /* finish: exit once the queue is empty */
+    bool discard;               /* abort: exit without sending what is queued */
+    df_errkind failed;          /* first send failure, DF_OK while healthy */
+    df_error error;             /* its details */
+} sender;
 
 struct df_mssql_bulk {
     df_mssql_conn *c;           /* connection (borrowed; bulk_open set while we live) */
@@ -33,7 +59,10 @@ struct df_mssql_bulk {
     uint64_t *cursor;           /* write position per row */
     int64_t *tmp;               /* converted values per row */
     uint32_t **lens;            /* per column: payload bytes per row (strings/binary), lazily allocated */
-    df_buf out;                 /* encoded rows of one batch */
+    bool *nulls;                /* per column: the current batch's vector holds NULLs */
+    uint8_t *lenbyte;           /* per column: 1 when values carry a length byte, 0 for fixed types (NOT NULL) */
+    uint64_t bytes;             /* payload bytes handed to the transport (COLMETADATA included) */
+    sender snd;                 /* the sender thread and its buffers */
 };
 
 /* ------------------------------------------------------------------------ */
@@ -249,19 +278,37 @@ static df_errkind size_varlen(df_mssql_bulk *b, int32_t j, const df_vec *v, int6
     return DF_OK;
 }
 
+/* Encoded size of a non-NULL value of a fixed-size target (length byte if any + body), 0 for strings/binary. */
+static uint64_t fixed_size(const df_mssql_bulk *b, int32_t j) {
+    if (is_char_target(b->cols[j].type) || is_bin_target(b->cols[j].type)) return 0;
+    return b->lenbyte[j] + (uint64_t)b->ti[j].max_len;
+}
+
+/* True when the first n values of v include a NULL (a validity bitmap with all bits set holds none). */
+static bool vec_has_nulls(const df_vec *v, int64_t n) {
+    return v->validity && df_bitmap_count(v->validity->data, v->offset, n) != n;
+}
+
+/*
+ * Adds column j's per-row sizes for strings/binary and for fixed-size
+ * columns holding NULLs (1 byte for a NULL, fixed_size otherwise, taken
+ * from the validity bit without a branch).  NULL-free fixed-size columns
+ * are not visited: their constant size is added once per row by the
+ * caller.
+ */
 static df_errkind size_column(df_mssql_bulk *b, int32_t j, const df_vec *v, int64_t n, df_error *err) {
     const df_mssql_column *col = &b->cols[j];
     if (is_char_target(col->type) || is_bin_target(col->type)) return size_varlen(b, j, v, n, err);
-    uint64_t full = 1 + b->ti[j].max_len;
-    if (b->ti[j].type == TDS_T_DECIMALN || b->ti[j].type == TDS_T_NUMERICN) full = b->ti[j].max_len + 1;
-    if (v->validity == NULL) {
-        for (int64_t i = 0; i < n; i++) b->cursor[i] += full;
-        return DF_OK;
+    if (!col->nullable) {
+        for (int64_t i = 0; i < n; i++)
+            if (!df_vec_is_valid(v, i)) return conv_err(err, b, j, b->rows + i, "NULL in a NOT NULL column");
     }
+    uint64_t extra = fixed_size(b, j) - 1;
+    const uint8_t *bits = v->validity->data;
+    uint64_t *cur = b->cursor;
     for (int64_t i = 0; i < n; i++) {
-        bool valid = df_vec_is_valid(v, i);
-        if (!valid && !col->nullable) return conv_err(err, b, j, b->rows + i, "NULL in a NOT NULL column");
-        b->cursor[i] += valid ? full : 1;
+        uint64_t k = (uint64_t)(v->offset + i);
+        cur[i] += 1 + extra * ((bits[k >> 3] >> (k & 7)) & 1u);
     }
     return DF_OK;
 }
@@ -272,26 +319,124 @@ static df_errkind size_column(df_mssql_bulk *b, int32_t j, const df_vec *v, int6
 /* Writes a BYTELEN value: length byte + body. */
 #define OUT(i) (base + b->cursor[i])
 
+/* The smallest and largest value of a source integer type (bool: 0..1). */
+static void int_source_range(df_type_id id, int64_t *lo, int64_t *hi) {
+    switch (id) {
+    case DF_TYPE_INT8: *lo = INT8_MIN; *hi = INT8_MAX; return;
+    case DF_TYPE_INT16: *lo = INT16_MIN; *hi = INT16_MAX; return;
+    case DF_TYPE_INT32: *lo = INT32_MIN; *hi = INT32_MAX; return;
+    case DF_TYPE_UINT8: *lo = 0; *hi = UINT8_MAX; return;
+    case DF_TYPE_UINT16: *lo = 0; *hi = UINT16_MAX; return;
+    case DF_TYPE_UINT32: *lo = 0; *hi = UINT32_MAX; return;
+    case DF_TYPE_BOOL: *lo = 0; *hi = 1; return;
+    default: *lo = INT64_MIN; *hi = INT64_MAX; return; /* int64, and uint64 after load_ints' own check */
+    }
+}
+
+/*
+ * Emits "W, W little-endian bytes" per row (nulls as a zero length byte).
+ * W is a constant at each expansion, so the store is one move and the
+ * loops carry no per-value type or width branches.
+ */
+#define EMIT_INTS(W)                                                          \
+    do {                                                                      \
+        if (!b->lenbyte[j]) { /* fixed type of a NOT NULL column: no NULLs, no length byte */ \
+            for (int64_t i = 0; i < n; i++) {                                 \
+                memcpy(base + cur[i], &t[i], (W));                            \
+                cur[i] += (W);                                                \
+            }                                                                 \
+        } else if (!b->nulls[j]) {                                            \
+            for (int64_t i = 0; i < n; i++) {                                 \
+                uint8_t *o = base + cur[i];                                   \
+                o[0] = (W);                                                   \
+                memcpy(o + 1, &t[i], (W)); /* little-endian host */           \
+                cur[i] += 1 + (W);                                            \
+            }                                                                 \
+        } else {                                                              \
+            for (int64_t i = 0; i < n; i++) {                                 \
+                uint8_t *o = base + cur[i];                                   \
+                if (!df_vec_is_valid(v, i)) {                                 \
+                    o[0] = 0;                                                 \
+                    cur[i] += 1;                                              \
+                    continue;                                                 \
+                }                                                             \
+                o[0] = (W);                                                   \
+                memcpy(o + 1, &t[i], (W));                                    \
+                cur[i] += 1 + (W);                                            \
+            }                                                                 \
+        }                                                                     \
+    } while (0)
+
+/* bool → bit/tinyint: the value bit straight from the bitmap (0 and 1 fit both targets). */
+static df_errkind write_bools(df_mssql_bulk *b, int32_t j, const df_vec *v, int64_t n, uint8_t *base) {
+    const uint8_t *bits = v->values->data;
+    uint64_t *cur = b->cursor;
+    bool nulls = b->nulls[j];
+    unsigned h = b->lenbyte[j];
+    for (int64_t i = 0; i < n; i++) {
+        uint8_t *o = base + cur[i];
+        uint64_t k = (uint64_t)(v->offset + i);
+        if (nulls && !df_vec_is_valid(v, i)) {
+            o[0] = 0;
+            cur[i] += 1;
+            continue;
+        }
+        o[0] = 1; /* the length byte, overwritten by the value for the fixed type */
+        o[h] = (bits[k >> 3] >> (k & 7)) & 1u;
+        cur[i] += 1 + h;
+    }
+    return DF_OK;
+}
+
 static df_errkind write_ints(df_mssql_bulk *b, int32_t j, const df_vec *v, int64_t n, uint8_t *base, df_error *err) {
     const df_mssql_column *col = &b->cols[j];
     if (!is_int_source(v->type->id)) return type_err(err, b, j, v->type);
-    int64_t bad = load_ints(v, n, b->tmp);
-    if (bad >= 0) return conv_err(err, b, j, b->rows + bad, "integer out of range");
+    if (v->type->id == DF_TYPE_BOOL && b->ti[j].max_len == 1) return write_bools(b, j, v, n, base);
+    /* int64 sources are read in place; the others widen into the scratch first. */
+    const int64_t *t = b->tmp;
+    if (v->type->id == DF_TYPE_INT64) {
+        t = DF_VEC_VALUES(v, const int64_t);
+    } else {
+        int64_t bad = load_ints(v, n, b->tmp);
+        if (bad >= 0) return conv_err(err, b, j, b->rows + bad, "integer out of range");
+    }
     unsigned w = b->ti[j].max_len;
     int64_t lo = w == 1 ? 0 : w == 2 ? INT16_MIN : w == 4 ? INT32_MIN : INT64_MIN;
     int64_t hi = w == 1 ? 255 : w == 2 ? INT16_MAX : w == 4 ? INT32_MAX : INT64_MAX;
     if (col->type == DF_MSSQL_BIT) { lo = 0; hi = 1; }
-    const int64_t *t = b->tmp;
-    for (int64_t i = 0; i < n; i++) {
-        uint8_t *o = OUT(i);
-        if (!df_vec_is_valid(v, i)) { o[0] = 0; b->cursor[i] += 1; continue; }
-        if (t[i] < lo || t[i] > hi) return conv_err(err, b, j, b->rows + i, "integer out of range for the column");
-        o[0] = (uint8_t)w;
-        uint64_t x = (uint64_t)t[i];
-        memcpy(o + 1, &x, w); /* little-endian host: the low w bytes */
-        b->cursor[i] += 1 + w;
+    /* Range checks only when the source type can exceed the target (a separate, branch-light pass). */
+    int64_t slo, shi;
+    int_source_range(v->type->id, &slo, &shi);
+    if (slo < lo || shi > hi) {
+        for (int64_t i = 0; i < n; i++)
+            if ((t[i] < lo || t[i] > hi) && df_vec_is_valid(v, i))
+                return conv_err(err, b, j, b->rows + i, "integer out of range for the column");
+    }
+    uint64_t *cur = b->cursor;
+    switch (w) {
+    case 1: EMIT_INTS(1); break;
+    case 2: EMIT_INTS(2); break;
+    case 4: EMIT_INTS(4); break;
+    default: EMIT_INTS(8); break;
     }
     return DF_OK;
+}
+
+#undef EMIT_INTS
+
+/* Loads float-like sources as doubles into dst (reusing the int64 scratch). */
+static void load_doubles(df_mssql_bulk *b, const df_vec *v, int64_t n, double *dst) {
+    switch (v->type->id) {
+    case DF_TYPE_FLOAT64: memcpy(dst, DF_VEC_VALUES(v, const double), (size_t)n * sizeof *dst); return;
+    case DF_TYPE_FLOAT32: { const float *s = DF_VEC_VALUES(v, const float); for (int64_t i = 0; i < n; i++) dst[i] = s[i]; return; }
+    case DF_TYPE_FLOAT16: { const uint16_t *s = DF_VEC_VALUES(v, const uint16_t); for (int64_t i = 0; i < n; i++) dst[i] = half_to_float(s[i]); return; }
+    default: {
+        load_ints(v, n, b->tmp);
+        const int64_t *s = b->tmp;
+        for (int64_t i = 0; i < n; i++) dst[i] = (double)s[i];
+        return;
+    }
+    }
 }
 
 static df_errkind write_floats(df_mssql_bulk *b, int32_t j, const df_vec *v, int64_t n, uint8_t *base, df_error *err) {
@@ -299,25 +444,33 @@ static df_errkind write_floats(df_mssql_bulk *b, int32_t j, const df_vec *v, int
     bool real = b->ti[j].max_len == 4;
     if (id != DF_TYPE_FLOAT16 && id != DF_TYPE_FLOAT32 && id != DF_TYPE_FLOAT64 && !is_int_source(id))
         return type_err(err, b, j, v->type);
-    if (is_int_source(id)) load_ints(v, n, b->tmp);
+    /* int64 and double have the same size: the scratch holds the doubles (int sources convert in place). */
+    double *d = (double *)(void *)b->tmp;
+    const double *src = id == DF_TYPE_FLOAT64 ? DF_VEC_VALUES(v, const double) : d;
+    if (id != DF_TYPE_FLOAT64) load_doubles(b, v, n, d);
+    /* Checks first (NaN/infinity, real's range), then a store loop without them. */
     for (int64_t i = 0; i < n; i++) {
-        uint8_t *o = OUT(i);
-        if (!df_vec_is_valid(v, i)) { o[0] = 0; b->cursor[i] += 1; continue; }
-        double d = id == DF_TYPE_FLOAT64 ? DF_VEC_VALUES(v, const double)[i]
-                 : id == DF_TYPE_FLOAT32 ? (double)DF_VEC_VALUES(v, const float)[i]
-                 : id == DF_TYPE_FLOAT16 ? (double)half_to_float(DF_VEC_VALUES(v, const uint16_t)[i])
-                 : (double)b->tmp[i];
-        if (!isfinite(d)) return conv_err(err, b, j, b->rows + i, "NaN or infinite float");
-        if (real) {
-            float f = (float)d;
-            if (!isfinite(f)) return conv_err(err, b, j, b->rows + i, "float out of range for real");
+        bool bad = !isfinite(src[i]) || (real && !isfinite((float)src[i]));
+        if (bad && df_vec_is_valid(v, i))
+            return conv_err(err, b, j, b->rows + i, isfinite(src[i]) ? "float out of range for real" : "NaN or infinite float");
+    }
+    uint64_t *cur = b->cursor;
+    bool nulls = b->nulls[j];
+    unsigned h = b->lenbyte[j]; /* 0: fixed FLT4/FLT8 of a NOT NULL column */
+    for (int64_t i = 0; i < n; i++) {
+        uint8_t *o = base + cur[i];
+        if (nulls && !df_vec_is_valid(v, i)) {
+            o[0] = 0;
+            cur[i] += 1;
+        } else if (real) {
+            float f = (float)src[i];
             o[0] = 4;
-            memcpy(o + 1, &f, 4);
-            b->cursor[i] += 5;
+            memcpy(o + h, &f, 4);
+            cur[i] += h + 4;
         } else {
             o[0] = 8;
-            memcpy(o + 1, &d, 8);
-            b->cursor[i] += 9;
+            memcpy(o + h, &src[i], 8);
+            cur[i] += h + 8;
         }
     }
     return DF_OK;
@@ -344,7 +497,8 @@ static df_errkind write_decimals(df_mssql_bulk *b, int32_t j, const df_vec *v, i
     df_type_id id = v->type->id;
     bool dec_src = id == DF_TYPE_DECIMAL128 || id == DF_TYPE_DECIMAL256;
     if (!dec_src && !is_int_source(id)) return type_err(err, b, j, v->type);
-    bool money = ti->type == TDS_T_MONEYN;
+    bool money = ti->type == TDS_T_MONEYN || ti->type == TDS_T_MONEY || ti->type == TDS_T_MONEY4;
+    unsigned h = b->lenbyte[j]; /* 0: fixed MONEY/MONEY4 of a NOT NULL column */
     int tscale = money ? 4 : ti->scale;
     int sscale = dec_src ? v->type->scale : 0;
     df_i128 limit = money ? (ti->max_len == 4 ? (df_i128)INT32_MAX + 1 : (df_i128)INT64_MAX + 1) : df__tds_pow10(ti->precision);
@@ -371,21 +525,28 @@ static df_errkind write_decimals(df_mssql_bulk *b, int32_t j, const df_vec *v, i
         if (money) {
             if (ti->max_len == 4) {
                 o[0] = 4;
-                df_store_le32(o + 1, (uint32_t)(int32_t)x);
-                b->cursor[i] += 5;
+                df_store_le32(o + h, (uint32_t)(int32_t)x);
+                b->cursor[i] += h + 4;
             } else {
                 uint64_t u = (uint64_t)(int64_t)x;
                 o[0] = 8;
-                df_store_le32(o + 1, (uint32_t)(u >> 32));
-                df_store_le32(o + 5, (uint32_t)u);
-                b->cursor[i] += 9;
+                df_store_le32(o + h, (uint32_t)(u >> 32));
+                df_store_le32(o + h + 4, (uint32_t)u);
+                b->cursor[i] += h + 8;
             }
             continue;
         }
         df_u128 m = x < 0 ? (df_u128)0 - (df_u128)x : (df_u128)x;
         o[0] = (uint8_t)(1 + mag);
         o[1] = x >= 0;
-        for (unsigned k = 0; k < mag; k++) { o[2 + k] = (uint8_t)m; m >>= 8; }
+        /* The magnitude's low `mag` bytes, little-endian like the host; fixed sizes become single stores. */
+        switch (mag) {
+        case 4: { uint32_t u = (uint32_t)m; memcpy(o + 2, &u, 4); break; }
+        case 8: { uint64_t u = (uint64_t)m; memcpy(o + 2, &u, 8); break; }
+        case 12: { uint64_t u = (uint64_t)m; uint32_t h = (uint32_t)(m >> 64); memcpy(o + 2, &u, 8); memcpy(o + 10, &h, 4); break; }
+        case 16: memcpy(o + 2, &m, 16); break;
+        default: for (unsigned k = 0; k < mag; k++) { o[2 + k] = (uint8_t)m; m >>= 8; } break;
+        }
         b->cursor[i] += 2 + mag;
     }
     return DF_OK;
@@ -437,6 +598,7 @@ static df_errkind write_temporal(df_mssql_bulk *b, int32_t j, const df_vec *v, i
         return DF_ERR_UNSUPPORTED;
     }
     unsigned scale = b->ti[j].scale, tl = df__tds_time_len(scale);
+    unsigned h = b->lenbyte[j]; /* 0: fixed DATETIME/DATETIM4 of a NOT NULL column */
     int64_t per_day_scaled = 86400LL * (int64_t)df__tds_pow10_u64[scale];
     for (int64_t i = 0; i < n; i++) {
         uint8_t *o = OUT(i);
@@ -483,10 +645,10 @@ static df_errkind write_temporal(df_mssql_bulk *b, int32_t j, const df_vec *v, i
             if (frag >= 300LL * 86400) { frag -= 300LL * 86400; days++; }
             days += TDS_DAYS_0001_TO_1970 - TDS_DAYS_0001_TO_1900;
             if (days < -53690 || days > 2958463) return conv_err(err, b, j, b->rows + i, "value out of the datetime range (1753-01-01 to 9999-12-31)");
-            o[0] = 8;
-            df_store_le32(o + 1, (uint32_t)(int32_t)days);
-            df_store_le32(o + 5, (uint32_t)frag);
-            b->cursor[i] += 9;
+            o[0] = 8; /* the length byte, overwritten by the value for the fixed type */
+            df_store_le32(o + h, (uint32_t)(int32_t)days);
+            df_store_le32(o + h + 4, (uint32_t)frag);
+            b->cursor[i] += h + 8;
             break;
         }
         case DF_MSSQL_SMALLDATETIME: {
@@ -495,9 +657,9 @@ static df_errkind write_temporal(df_mssql_bulk *b, int32_t j, const df_vec *v, i
             days += TDS_DAYS_0001_TO_1970 - TDS_DAYS_0001_TO_1900;
             if (days < 0 || days > 65535) return conv_err(err, b, j, b->rows + i, "value out of the smalldatetime range");
             o[0] = 4;
-            df_store_le16(o + 1, (uint16_t)days);
-            df_store_le16(o + 3, (uint16_t)m);
-            b->cursor[i] += 5;
+            df_store_le16(o + h, (uint16_t)days);
+            df_store_le16(o + h + 2, (uint16_t)m);
+            b->cursor[i] += h + 4;
             break;
         }
         default:
@@ -611,38 +773,174 @@ static df_errkind salvage_server_error(df_mssql_conn *c, df_errkind k, df_error 
     return k;
 }
 
+/* ------------------------------------------------------------------------ */
+/* Sender thread                                                             */
+
+/* Sends queued batches in order until stopped; the first failure empties the queue and ends the thread. */
+static void *sender_main(void *arg) {
+    df_mssql_bulk *b = arg;
+    sender *q = &b->snd;
+    pthread_setname_np(pthread_self(), "df-bulk-send"); /* names the thread in profiles and traces */
+    pthread_mutex_lock(&q->mu);
+    for (;;) {
+        while (q->count == 0 && !q->stop) pthread_cond_wait(&q->cv, &q->mu);
+        if (q->count == 0 || q->discard) break;
+        df_buf *buf = &q->bufs[q->head];
+        pthread_mutex_unlock(&q->mu);
+        df_error e;
+        memset(&e, 0, sizeof e);
+        df_errkind k = df__tds_io_stream_write(b->c->io, buf->data, buf->len, &e);
+        pthread_mutex_lock(&q->mu);
+        q->head = (q->head + 1) % NBUFS;
+        q->count--;
+        if (k != DF_OK) {
+            q->failed = k;
+            df_error_move(&q->error, &e);
+            q->count = 0;
+        }
+        pthread_cond_broadcast(&q->cv);
+        if (k != DF_OK) break;
+    }
+    pthread_mutex_unlock(&q->mu);
+    return NULL;
+}
+
+/* Stops the sender (after it sent the queue, or at once when `discard`) and joins it. */
+static void sender_join(df_mssql_bulk *b, bool discard) {
+    sender *q = &b->snd;
+    if (!q->started) return;
+    pthread_mutex_lock(&q->mu);
+    q->stop = true;
+    q->discard = discard;
+    pthread_cond_broadcast(&q->cv);
+    pthread_mutex_unlock(&q->mu);
+    pthread_join(q->thread, NULL);
+    q->started = false;
+}
+
+/*
+ * After the sender failed (and was joined): the stream is broken.  Returns
+ * the send error, or the server's own error when it answered before
+ * closing (see salvage_server_error).
+ */
+static df_errkind sender_failure(df_mssql_bulk *b, df_error *err) {
+    sender *q = &b->snd;
+    df_errkind k = q->failed;
+    if (err) df_error_move(err, &q->error);
+    else df_error_clear(&q->error);
+    b->stream_open = false;
+    if (k == DF_ERR_MSSQL_CONNECTION_LOST) return salvage_server_error(b->c, k, err);
+    return df__mssql_check_dead(b->c, k);
+}
+
+/* Waits for a free buffer; returns it (emptied), or NULL when the sender failed. */
+static df_buf *sender_slot(df_mssql_bulk *b) {
+    sender *q = &b->snd;
+    pthread_mutex_lock(&q->mu);
+    while (q->count == NBUFS && q->failed == DF_OK) pthread_cond_wait(&q->cv, &q->mu);
+    df_buf *buf = q->failed == DF_OK ? &q->bufs[(q->head + q->count) % NBUFS] : NULL;
+    pthread_mutex_unlock(&q->mu);
+    if (buf) df_buf_reset(buf);
+    return buf;
+}
+
+/* Queues the buffer sender_slot returned, starting the thread at the first batch. */
+static df_errkind sender_push(df_mssql_bulk *b, df_error *err) {
+    sender *q = &b->snd;
+    if (!q->started) {
+        if (pthread_create(&q->thread, NULL, sender_main, b) != 0)
+            return df_error_set(err, DF_ERR_INTERNAL, "cannot start the bulk-load sender thread");
+        q->started = true;
+    }
+    pthread_mutex_lock(&q->mu);
+    q->count++;
+    pthread_cond_broadcast(&q->cv);
+    pthread_mutex_unlock(&q->mu);
+    return DF_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Batches                                                                   */
+
+/*
+ * Row starts (cursor[i], just past each row's ROW token) and the batch's
+ * encoded size.  When every column is fixed-size and NULL-free in this
+ * batch, rows have one size and the starts are multiples of it; otherwise
+ * each column adds its per-row sizes and a prefix sum places the rows.
+ */
+static df_errkind place_rows(df_mssql_bulk *b, df_batch *batch, int64_t n, df_buf *out, df_error *err) {
+    uint64_t row = 1; /* ROW token */
+    bool uniform = true;
+    for (int32_t j = 0; j < b->ncols; j++) {
+        const df_vec *v = batch->cols[j];
+        if (v->length < n) return df_error_set(err, DF_ERR_INVALID_ARGUMENT, "column %d is shorter than the batch", j);
+        b->nulls[j] = vec_has_nulls(v, n);
+        uint64_t f = fixed_size(b, j);
+        uniform = uniform && f && !b->nulls[j];
+        row += f;
+    }
+    uint64_t total;
+    if (uniform) {
+        total = row * (uint64_t)n;
+        if (total > ((uint64_t)1 << 40)) return df_error_set(err, DF_ERR_LIMIT_EXCEEDED, "batch encodes to more than 1 TiB");
+        DF_TRY(df_buf_reserve(out, (size_t)total + 1, err));
+        uint8_t *base = (uint8_t *)out->data;
+        for (int64_t i = 0; i < n; i++) {
+            base[(uint64_t)i * row] = TDS_TOK_ROW;
+            b->cursor[i] = (uint64_t)i * row + 1;
+        }
+        out->len = (size_t)total;
+        return DF_OK;
+    }
+    /* `fixed` = ROW token + NULL-free fixed-size columns: the same for every row. */
+    uint64_t fixed = 1;
+    memset(b->cursor, 0, (size_t)n * sizeof *b->cursor);
+    for (int32_t j = 0; j < b->ncols; j++) {
+        uint64_t f = fixed_size(b, j);
+        if (f && !b->nulls[j]) fixed += f;
+        else DF_TRY(size_column(b, j, batch->cols[j], n, err));
+    }
+    total = fixed * (uint64_t)n;
+    for (int64_t i = 0; i < n; i++) total += b->cursor[i];
+    if (total > ((uint64_t)1 << 40)) return df_error_set(err, DF_ERR_LIMIT_EXCEEDED, "batch encodes to more than 1 TiB");
+    DF_TRY(df_buf_reserve(out, (size_t)total + 1, err));
+    /* Prefix sums with the ROW tokens written on the way: cursor[i] becomes row i's first value byte. */
+    uint8_t *base = (uint8_t *)out->data;
+    uint64_t pos = 0;
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t sz = b->cursor[i] + fixed;
+        base[pos] = TDS_TOK_ROW;
+        b->cursor[i] = pos + 1;
+        pos += sz;
+    }
+    out->len = (size_t)total;
+    return DF_OK;
+}
+
+/* Encodes the batch's n rows into out (row placement, then the values column by column). */
+static df_errkind encode_batch(df_mssql_bulk *b, df_batch *batch, int64_t n, df_buf *out, df_error *err) {
+    DF_TRY(ensure_rows(b, n, err));
+    DF_TRY(place_rows(b, batch, n, out, err));
+    uint8_t *base = (uint8_t *)out->data;
+    for (int32_t j = 0; j < b->ncols; j++) DF_TRY(write_column(b, j, batch->cols[j], n, base, err));
+    return DF_OK;
+}
+
 df_errkind df_mssql_bulk_write(df_mssql_bulk *b, df_batch *batch, df_error *err) {
     if (!b->stream_open || b->c->dead) return df_error_set(err, DF_ERR_MSSQL_CONNECTION_LOST, "the bulk load is no longer open");
     if (batch->ncols != b->ncols)
         return df_error_set(err, DF_ERR_MSSQL_BATCH_SCHEMA_VALIDATION, "batch has %d columns, the bulk load %d", batch->ncols, b->ncols);
     int64_t n = batch->nrows;
     if (n == 0) return DF_OK;
-    DF_TRY(ensure_rows(b, n, err));
-    for (int64_t i = 0; i < n; i++) b->cursor[i] = 1; /* ROW token */
-    for (int32_t j = 0; j < b->ncols; j++) {
-        if (batch->cols[j]->length < n) return df_error_set(err, DF_ERR_INVALID_ARGUMENT, "column %d is shorter than the batch", j);
-        DF_TRY(size_column(b, j, batch->cols[j], n, err));
+    df_buf *out = sender_slot(b);
+    if (!out) {
+        sender_join(b, true);
+        return sender_failure(b, err);
     }
-    /* Prefix sums: cursor[i] becomes row i's start. */
-    uint64_t total = 0;
-    for (int64_t i = 0; i < n; i++) {
-        uint64_t sz = b->cursor[i];
-        b->cursor[i] = total;
-        total += sz;
-    }
-    if (total > ((uint64_t)1 << 40)) return df_error_set(err, DF_ERR_LIMIT_EXCEEDED, "batch encodes to more than 1 TiB");
-    df_buf_reset(&b->out);
-    DF_TRY(df_buf_reserve(&b->out, (size_t)total + 1, err));
-    uint8_t *base = (uint8_t *)b->out.data;
-    for (int64_t i = 0; i < n; i++) base[b->cursor[i]++] = TDS_TOK_ROW;
-    for (int32_t j = 0; j < b->ncols; j++) DF_TRY(write_column(b, j, batch->cols[j], n, base, err));
-    df_errkind k = df__tds_io_stream_write(b->c->io, base, (size_t)total, err);
-    if (k != DF_OK) {
-        b->stream_open = false;
-        if (k == DF_ERR_MSSQL_CONNECTION_LOST) return salvage_server_error(b->c, k, err);
-        return df__mssql_check_dead(b->c, k);
-    }
+    DF_TRY(encode_batch(b, batch, n, out, err));
+    DF_TRY(sender_push(b, err));
     b->rows += n;
+    b->bytes += out->len;
     return DF_OK;
 }
 
@@ -698,23 +996,53 @@ static df_errkind write_colmetadata(df_mssql_bulk *b, df_error *err) {
         if (k == DF_OK) k = df__tds_put_bvarchar(&m, b->cols[j].name, err);
     }
     if (k == DF_OK) k = df__tds_io_stream_write(b->c->io, m.data, m.len, err);
+    if (k == DF_OK) b->bytes = m.len;
     df_buf_free(&m);
     return k;
 }
 
+/*
+ * NOT NULL integer, bit, float, money and datetime columns are described
+ * with the fixed TDS types (INT1..INT8, BIT, FLT4/FLT8, MONEY4/MONEY,
+ * DATETIM4/DATETIME), as SQL Server itself describes them: their values
+ * carry no length byte, one byte less per value on the wire and less to
+ * decode for the server.  Returns true when ti was switched.
+ */
+static bool use_fixed_type(const df_mssql_column *col, df__tds_typeinfo *ti) {
+    if (col->nullable) return false;
+    uint8_t fixed;
+    switch (ti->type) {
+    case TDS_T_INTN: fixed = ti->max_len == 1 ? TDS_T_INT1 : ti->max_len == 2 ? TDS_T_INT2 : ti->max_len == 4 ? TDS_T_INT4 : TDS_T_INT8; break;
+    case TDS_T_BITN: fixed = TDS_T_BIT; break;
+    case TDS_T_FLTN: fixed = ti->max_len == 4 ? TDS_T_FLT4 : TDS_T_FLT8; break;
+    case TDS_T_MONEYN: fixed = ti->max_len == 4 ? TDS_T_MONEY4 : TDS_T_MONEY; break;
+    case TDS_T_DATETIMN: fixed = ti->max_len == 4 ? TDS_T_DATETIM4 : TDS_T_DATETIME; break;
+    default: return false;
+    }
+    ti->type = fixed;
+    ti->size_class = TDS_SC_FIXED;
+    return true;
+}
+
 static void bulk_free(df_mssql_bulk *b) {
     if (!b) return;
+    sender_join(b, true);
     if (b->c) b->c->bulk_open = false;
     for (int32_t j = 0; j < b->ncols; j++) {
         if (b->cols) df_free((char *)b->cols[j].name);
         if (b->lens) df_free(b->lens[j]);
     }
+    df_free(b->nulls);
+    df_free(b->lenbyte);
     df_free(b->cols);
     df_free(b->ti);
     df_free(b->lens);
     df_free(b->cursor);
     df_free(b->tmp);
-    df_buf_free(&b->out);
+    for (int i = 0; i < NBUFS; i++) df_buf_free(&b->snd.bufs[i]);
+    df_error_clear(&b->snd.error);
+    pthread_mutex_destroy(&b->snd.mu);
+    pthread_cond_destroy(&b->snd.cv);
     df_free(b);
 }
 
@@ -722,13 +1050,16 @@ static df_errkind bulk_setup(df_mssql_bulk *b, const df_mssql_column *cols, df_e
     b->cols = df_calloc((size_t)b->ncols, sizeof *b->cols);
     b->ti = df_calloc((size_t)b->ncols, sizeof *b->ti);
     b->lens = df_calloc((size_t)b->ncols, sizeof *b->lens);
-    if (!b->cols || !b->ti || !b->lens) return DF_OOM(err);
+    b->nulls = df_calloc((size_t)b->ncols, sizeof *b->nulls);
+    b->lenbyte = df_calloc((size_t)b->ncols, sizeof *b->lenbyte);
+    if (!b->cols || !b->ti || !b->lens || !b->nulls || !b->lenbyte) return DF_OOM(err);
     for (int32_t j = 0; j < b->ncols; j++) {
         b->cols[j] = cols[j];
         b->cols[j].name = df_strdup(cols[j].name ? cols[j].name : "");
         if (!b->cols[j].name) return DF_OOM(err);
         if (!b->cols[j].name[0]) return df_error_set(err, DF_ERR_INVALID_ARGUMENT, "bulk column %d has no name", j);
         DF_TRY(df__mssql_column_typeinfo(&b->cols[j], &b->ti[j], err));
+        b->lenbyte[j] = use_fixed_type(&b->cols[j], &b->ti[j]) ? 0 : 1;
     }
     return DF_OK;
 }
@@ -743,7 +1074,9 @@ df_errkind df_mssql_bulk_begin(df_mssql_conn *c, const char *table, const df_mss
     if (!b) return DF_OOM(err);
     b->ncols = ncols;
     b->nanos = opts->nanos;
-    df_buf_init(&b->out, 0);
+    pthread_mutex_init(&b->snd.mu, NULL);
+    pthread_cond_init(&b->snd.cv, NULL);
+    for (int i = 0; i < NBUFS; i++) df_buf_init(&b->snd.bufs[i], 0);
     df_buf sql;
     df_buf_init(&sql, 0);
     df_errkind k = bulk_setup(b, cols, err);
@@ -782,6 +1115,13 @@ df_errkind df_mssql_bulk_finish(df_mssql_bulk *b, int64_t *rows, df_error *err) 
         bulk_free(b);
         return df_error_set(err, DF_ERR_MSSQL_CONNECTION_LOST, "the bulk load is no longer open");
     }
+    sender_join(b, false); /* everything queued is on the wire (or the sender failed) */
+    if (b->snd.failed != DF_OK) {
+        c->bulk_open = false;
+        k = sender_failure(b, err);
+        bulk_free(b);
+        return k;
+    }
     static const uint8_t done[13] = {TDS_TOK_DONE, 0};
     k = df__tds_io_stream_write(c->io, done, sizeof done, err);
     if (k == DF_OK) k = df__tds_io_stream_end(c->io, false, err);
@@ -804,6 +1144,8 @@ df_errkind df_mssql_bulk_finish(df_mssql_bulk *b, int64_t *rows, df_error *err) 
 void df_mssql_bulk_abort(df_mssql_bulk *b) {
     if (!b) return;
     df_mssql_conn *c = b->c;
+    sender_join(b, true);
+    if (b->snd.failed != DF_OK) df__mssql_check_dead(c, b->snd.failed);
     if (b->stream_open && !c->dead) {
         c->bulk_open = false;
         df_errkind k = df__tds_io_stream_end(c->io, true, NULL);
@@ -819,4 +1161,4 @@ void df_mssql_bulk_abort(df_mssql_bulk *b) {
 }
 
 int64_t df_mssql_bulk_rows(const df_mssql_bulk *b) { return b->rows; }
-uint64_t df_mssql_bulk_bytes(const df_mssql_bulk *b) { return df__tds_io_stream_bytes(b->c->io); }
+uint64_t df_mssql_bulk_bytes(const df_mssql_bulk *b) { return b->bytes; }

@@ -225,7 +225,13 @@ df_errkind df_mssql_bulk_begin(df_mssql_conn *c, const char *table, const df_mss
                                const df_mssql_bulk_options *opts, df_mssql_bulk **out, df_error *err);
 /*
  * Encodes every row of `batch` (column i → target column i; ncols must
- * match) and streams the full packets.  Source types are converted as
+ * match) and queues the encoded rows for the bulk's sender thread, which
+ * writes them while the caller prepares the next batch (at most two
+ * encoded batches wait; the call blocks while both are pending).  The
+ * batch is no longer needed when the call returns.  A send failure of an
+ * earlier batch (CONNECTION_LOST, TIMEOUT, ... or the server's error when
+ * it answered before closing) is returned by the next call or by
+ * df_mssql_bulk_finish.  Source types are converted as
  * core-spec §4.2 says (integers widen with range checks, decimals rescale
  * exactly, timestamps convert by unit and time zone, UTF-8 → UTF-16 for
  * n-types, ASCII-only for varchar without a UTF-8 collation).  A value
@@ -240,7 +246,7 @@ df_errkind df_mssql_bulk_write(df_mssql_bulk *b, df_batch *batch, df_error *err)
 df_errkind df_mssql_bulk_finish(df_mssql_bulk *b, int64_t *rows, df_error *err);
 /* Abandons the load (IGNORE packet; the server discards the rows) and frees b.  Accepts NULL. */
 void df_mssql_bulk_abort(df_mssql_bulk *b);
-/* Rows and payload bytes encoded so far. */
+/* Rows and payload bytes encoded so far (COLMETADATA included; queued bytes count). */
 int64_t df_mssql_bulk_rows(const df_mssql_bulk *b);
 uint64_t df_mssql_bulk_bytes(const df_mssql_bulk *b);
 

@@ -365,9 +365,13 @@ static df_batch *one_column(df_type *t, const void *value, size_t width, bool nu
     return b;
 }
 
-/* Loads one value through the client and returns the encoded ROW value bytes (after the 0xD1 token). */
-static size_t encode_one(const char *type_text, df_type *src, const void *value, size_t width, bool null,
-                         uint8_t *out, size_t cap, df_errkind *kind) {
+/*
+ * Loads one value through the client into a column of `type_text` (NULL
+ * allowed or not) and returns the encoded ROW value bytes (after the 0xD1
+ * token); *meta_type is the TDS type the COLMETADATA announced.
+ */
+static size_t encode_one_as(const char *type_text, bool nullable, df_type *src, const void *value, size_t width,
+                            bool null, uint8_t *out, size_t cap, df_errkind *kind, uint8_t *meta_type) {
     fake_server fs;
     pthread_t th;
     fake_server_start(&fs, &th);
@@ -376,7 +380,7 @@ static size_t encode_one(const char *type_text, df_type *src, const void *value,
     df_mssql_conn *c;
     df_error err = {0};
     DF_ASSERT_OK(df_mssql_connect_string(cs, &c, &err), &err);
-    df_mssql_column col = {.name = "c", .nullable = true};
+    df_mssql_column col = {.name = "c", .nullable = nullable};
     DF_ASSERT_OK(df_mssql_type_parse(type_text, &col, &err), &err);
     df_mssql_bulk *b;
     DF_ASSERT_OK(df_mssql_bulk_begin(c, "[dbo].[t]", &col, 1, NULL, &b, &err), &err);
@@ -394,6 +398,7 @@ static size_t encode_one(const char *type_text, df_type *src, const void *value,
         df__tds_rd_init(&r, m, fs.bulk.len);
         df__tds_bulk_meta meta;
         DF_ASSERT_OK(df__tds_bulk_meta_read(&r, &meta, &err), &err);
+        *meta_type = meta.ti[0].type;
         df_free(meta.ti);
         DF_ASSERT_EQ_INT(*r.p, TDS_TOK_ROW);
         n = (size_t)(fs.bulk.len - 13 - (size_t)(r.p + 1 - m));
@@ -409,6 +414,24 @@ static size_t encode_one(const char *type_text, df_type *src, const void *value,
     df_buf_free(&fs.bulk);
     df_error_clear(&err);
     return n;
+}
+
+static size_t encode_one(const char *type_text, df_type *src, const void *value, size_t width, bool null,
+                         uint8_t *out, size_t cap, df_errkind *kind) {
+    uint8_t t;
+    return encode_one_as(type_text, true, src, value, width, null, out, cap, kind, &t);
+}
+
+/* A NOT NULL column: the announced type must be `want_type` (the fixed form) and the value bytes `want`. */
+static void expect_fixed(const char *type_text, df_type *src, const void *value, size_t width, uint8_t want_type,
+                         const uint8_t *want, size_t want_len) {
+    uint8_t got[64], t = 0;
+    df_errkind k;
+    size_t n = encode_one_as(type_text, false, src, value, width, false, got, sizeof got, &k, &t);
+    DF_ASSERT_OK(k, NULL);
+    DF_ASSERT_EQ_INT(t, want_type);
+    DF_ASSERT_EQ_INT(n, want_len);
+    DF_ASSERT(memcmp(got, want, n) == 0);
 }
 
 static void expect_bytes(const char *type_text, df_type *src, const void *value, size_t width, bool null,
@@ -432,7 +455,15 @@ DF_TEST(bulk_encodes_protocol_vectors) {
     expect_bytes("decimal(10,2)", dec, &d1, 16, false, BYTES(0x09, 0x01, 0xD3, 0x02, 0x96, 0x49, 0, 0, 0, 0));
     expect_bytes("decimal(10,2)", dec, &d2, 16, false, BYTES(0x09, 0x00, 0x01, 0, 0, 0, 0, 0, 0, 0));
     expect_bytes("decimal(10,2)", dec, &d2, 16, true, BYTES(0x00));
+    /* 12- and 4-byte magnitudes (precision 20..28 and 1..9). */
+    expect_bytes("decimal(25,2)", dec, &d1, 16, false, BYTES(0x0D, 0x01, 0xD3, 0x02, 0x96, 0x49, 0, 0, 0, 0, 0, 0, 0, 0));
+    df_i128 d3 = 12345;
+    expect_bytes("decimal(9,2)", dec, &d3, 16, false, BYTES(0x05, 0x01, 0x39, 0x30, 0, 0));
     df_type_release(dec);
+    df_i128 d4 = -(((df_i128)1 << 64) + 5);
+    df_type *dec25 = df_type_decimal(25, 0);
+    expect_bytes("decimal(25,0)", dec25, &d4, 16, false, BYTES(0x0D, 0x00, 0x05, 0, 0, 0, 0, 0, 0, 0, 0x01, 0, 0, 0));
+    df_type_release(dec25);
     int64_t t_ns = 86399999999900LL;
     df_type *t64 = df_type_time(DF_UNIT_NANO);
     expect_bytes("time(7)", t64, &t_ns, 8, false, BYTES(0x05, 0xFF, 0xBF, 0x69, 0x2A, 0xC9));
@@ -471,6 +502,35 @@ DF_TEST(bulk_encodes_protocol_vectors) {
     expect_bytes("float", df_type_float64(), &f, 8, false, BYTES(0x08, 0, 0, 0, 0, 0, 0, 0xF8, 0x3F));
 }
 
+DF_TEST(bulk_uses_fixed_types_for_not_null_columns) {
+    int64_t big = -2;
+    expect_fixed("bigint", df_type_int64(), &big, 8, TDS_T_INT8, BYTES(0xFE, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF));
+    int16_t small = 300;
+    expect_fixed("int", df_type_int16(), &small, 2, TDS_T_INT4, BYTES(0x2C, 0x01, 0, 0));
+    expect_fixed("smallint", df_type_int16(), &small, 2, TDS_T_INT2, BYTES(0x2C, 0x01));
+    uint8_t u8 = 200;
+    expect_fixed("tinyint", df_type_uint8(), &u8, 1, TDS_T_INT1, BYTES(0xC8));
+    uint8_t one = 1; /* bool bitmap with bit 0 set */
+    expect_fixed("bit", df_type_bool(), &one, 1, TDS_T_BIT, BYTES(0x01));
+    double f = 1.5;
+    expect_fixed("float", df_type_float64(), &f, 8, TDS_T_FLT8, BYTES(0, 0, 0, 0, 0, 0, 0xF8, 0x3F));
+    expect_fixed("real", df_type_float64(), &f, 8, TDS_T_FLT4, BYTES(0, 0, 0xC0, 0x3F));
+    df_i128 cents = 12345; /* 123.45 */
+    df_type *dec = df_type_decimal(10, 2);
+    expect_fixed("money", dec, &cents, 16, TDS_T_MONEY, BYTES(0, 0, 0, 0, 0x44, 0xD6, 0x12, 0));
+    expect_fixed("smallmoney", dec, &cents, 16, TDS_T_MONEY4, BYTES(0x44, 0xD6, 0x12, 0));
+    df_type_release(dec);
+    int64_t dt_us = 1709210096787000LL;
+    df_type *tsu = df_type_timestamp(DF_UNIT_MICRO, NULL);
+    expect_fixed("datetime", tsu, &dt_us, 8, TDS_T_DATETIME, BYTES(0x25, 0xB1, 0x00, 0x00, 0x2C, 0x5A, 0xCF, 0x00));
+    int64_t sdt_us = 1709210100000000LL;
+    expect_fixed("smalldatetime", tsu, &sdt_us, 8, TDS_T_DATETIM4, BYTES(0x25, 0xB1, 0xF3, 0x02));
+    df_type_release(tsu);
+    /* Types without a fixed form keep their length-prefixed encoding. */
+    int32_t day = 19782;
+    expect_fixed("date", df_type_date32(), &day, 4, TDS_T_DATEN, BYTES(0x03, 0x80, 0x46, 0x0B));
+}
+
 DF_TEST(bulk_rejects_values_that_do_not_fit) {
     uint8_t got[64];
     df_errkind k;
@@ -504,6 +564,150 @@ DF_TEST(bulk_rejects_values_that_do_not_fit) {
     encode_one("datetime", tsu, &early, 8, false, got, sizeof got, &k);
     DF_ASSERT_KIND(k, DF_ERR_VALUE_CONVERSION);
     df_type_release(tsu);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Multi-batch loads: fixed-width fast paths, pipelined sends, many packets  */
+
+#define MB_ROWS 3000
+#define MB_COLS 6
+
+/* The third batch of the clean load (rows [5889, 8667)) has no NULLs: its rows all have one size. */
+#define MB_CLEAN_FIRST 5889
+#define MB_CLEAN_END 8667
+
+/* Whether row r (global index) of column j is NULL: columns a, d and f have some, outside the clean batch. */
+static bool mb_null(int j, int64_t r) {
+    if (r >= MB_CLEAN_FIRST && r < MB_CLEAN_END) return false;
+    return (j == 0 && r % 7 == 3) || (j == 3 && r % 5 == 1) || (j == 5 && r % 11 == 0);
+}
+static int64_t mb_int(int j, int64_t r) {
+    return j == 0 ? r * 1000003 - 5000000000LL : j == 1 ? (int16_t)(r * 37 - 20000) : j == 2 ? (r % 60000) - 30000 : (r & 1);
+}
+
+/* A batch of rows [first, first + n): bigint←int64, int←int16, smallint←int64, float←double, real←float, bit←bool. */
+static df_batch *mb_batch(int64_t first, int64_t n, int64_t poison_row) {
+    static const char *names[MB_COLS] = {"a", "b", "c", "d", "e", "f"};
+    df_type *types[MB_COLS] = {df_type_int64(), df_type_int16(), df_type_int64(), df_type_float64(), df_type_float32(), df_type_bool()};
+    df_field f[MB_COLS];
+    df_vec *v[MB_COLS];
+    for (int j = 0; j < MB_COLS; j++) {
+        df_field_init(&f[j], names[j], types[j], true, NULL);
+        DF_ASSERT_OK(df_vec_new(types[j], n, 0, &v[j], NULL), NULL);
+        for (int64_t i = 0; i < n; i++) {
+            int64_t r = first + i, x = mb_int(j, r);
+            if (j == 2 && r == poison_row) x = 40000; /* does not fit smallint */
+            switch (j) {
+            case 0: case 2: DF_VEC_VALUES(v[j], int64_t)[i] = x; break;
+            case 1: DF_VEC_VALUES(v[j], int16_t)[i] = (int16_t)x; break;
+            case 3: DF_VEC_VALUES(v[j], double)[i] = (double)r / 8.0; break;
+            case 4: DF_VEC_VALUES(v[j], float)[i] = (float)r * 0.5f; break;
+            default: df_bit_put(v[j]->values->data, i, x != 0); break;
+            }
+        }
+        df_vec_set_length(v[j], n);
+        /* Column a always carries a validity bitmap, all set in the clean batch (which still has no NULLs). */
+        if (j == 0) DF_ASSERT_OK(df_vec_ensure_validity(v[j], n, NULL), NULL);
+        for (int64_t i = 0; i < n; i++)
+            if (mb_null(j, first + i)) DF_ASSERT_OK(df_vec_set_null(v[j], i, NULL), NULL);
+    }
+    df_schema *sc;
+    DF_ASSERT_OK(df_schema_new(f, MB_COLS, &sc, NULL), NULL);
+    for (int j = 0; j < MB_COLS; j++) df_field_clear(&f[j]);
+    df_batch *b;
+    DF_ASSERT_OK(df_batch_new(sc, v, n, &b, NULL), NULL);
+    df_schema_release(sc);
+    return b;
+}
+
+/* Decodes the server's copy of the stream and checks every value of every row. */
+static void mb_check(const df_buf *msg, int64_t nrows) {
+    df__tds_rd r;
+    df__tds_rd_init(&r, msg->data, msg->len);
+    df__tds_bulk_meta meta;
+    df_error err = {0};
+    DF_ASSERT_OK(df__tds_bulk_meta_read(&r, &meta, &err), &err);
+    DF_ASSERT_EQ_INT(meta.ncols, MB_COLS);
+    DF_ASSERT_EQ_INT(meta.ti[0].type, TDS_T_INTN);
+    DF_ASSERT_EQ_INT(meta.ti[1].type, TDS_T_INT4);
+    DF_ASSERT_EQ_INT(meta.ti[4].type, TDS_T_FLT4);
+    df__tds_value vals[MB_COLS];
+    df_buf scratch;
+    df_buf_init(&scratch, 0);
+    for (int64_t row = 0; row < nrows; row++) {
+        uint8_t tok;
+        DF_ASSERT_OK(df__tds_rd_u8(&r, &tok, &err), &err);
+        DF_ASSERT_EQ_INT(tok, TDS_TOK_ROW);
+        DF_ASSERT_OK(df__tds_bulk_row_read(&r, &meta, &scratch, vals, &err), &err);
+        for (int j = 0; j < MB_COLS; j++) {
+            if (mb_null(j, row)) {
+                DF_ASSERT_EQ_INT(vals[j].kind, TDS_V_NULL);
+            } else if (j == 3) {
+                DF_ASSERT_EQ_DBL(vals[j].f, (double)row / 8.0);
+            } else if (j == 4) {
+                DF_ASSERT_EQ_DBL(vals[j].f, (double)((float)row * 0.5f));
+            } else {
+                DF_ASSERT_EQ_INT(vals[j].kind, TDS_V_INT);
+                DF_ASSERT_EQ_INT(vals[j].i, mb_int(j, row));
+            }
+        }
+    }
+    uint8_t tok;
+    DF_ASSERT_OK(df__tds_rd_u8(&r, &tok, &err), &err);
+    DF_ASSERT_EQ_INT(tok, TDS_TOK_DONE);
+    df_free(meta.ti);
+    df_buf_free(&scratch);
+}
+
+DF_TEST(bulk_streams_many_batches_across_small_packets) {
+    fake_server fs;
+    pthread_t th;
+    fake_server_start(&fs, &th);
+    char cs[160];
+    /* Batches of ~100 KB span dozens of 4096-byte packets (the vectored path) and end mid-packet. */
+    snprintf(cs, sizeof cs, "server=127.0.0.1,%d;uid=u;pwd=p;encrypt=DANGER_PLAINTEXT", fs.port);
+    df_mssql_conn *c;
+    df_error err = {0};
+    DF_ASSERT_OK(df_mssql_connect_string(cs, &c, &err), &err);
+    static const char *types[MB_COLS] = {"bigint", "int", "smallint", "float", "real", "bit"};
+    static const char *names[MB_COLS] = {"a", "b", "c", "d", "e", "f"};
+    df_mssql_column cols[MB_COLS];
+    for (int j = 0; j < MB_COLS; j++) {
+        cols[j] = (df_mssql_column){.name = names[j], .nullable = j != 1 && j != 4}; /* b, e: NOT NULL (fixed types) */
+        DF_ASSERT_OK(df_mssql_type_parse(types[j], &cols[j], &err), &err);
+    }
+    /* A value that does not fit fails its batch before any byte of it is sent; the load can be abandoned. */
+    df_mssql_bulk *b;
+    DF_ASSERT_OK(df_mssql_bulk_begin(c, "[dbo].[t]", cols, MB_COLS, NULL, &b, &err), &err);
+    df_batch *ok = mb_batch(0, MB_ROWS, -1), *bad = mb_batch(MB_ROWS, MB_ROWS, MB_ROWS + 17);
+    DF_ASSERT_OK(df_mssql_bulk_write(b, ok, &err), &err);
+    DF_ASSERT_KIND(df_mssql_bulk_write(b, bad, &err), DF_ERR_VALUE_CONVERSION);
+    DF_ASSERT_EQ_INT(err.offset, MB_ROWS + 17);
+    df_batch_release(ok);
+    df_batch_release(bad);
+    df_mssql_bulk_abort(b);
+    DF_ASSERT_OK(df_mssql_exec(c, "SELECT 1", NULL, &err), &err);
+    /* Then a load of five batches (sizes differ so batches end at different packet offsets). */
+    DF_ASSERT_OK(df_mssql_bulk_begin(c, "[dbo].[t]", cols, MB_COLS, NULL, &b, &err), &err);
+    int64_t first = 0;
+    for (int k = 0; k < 5; k++) {
+        int64_t n = MB_ROWS - 111 * k;
+        df_batch *batch = mb_batch(first, n, -1);
+        if (k == 2) DF_ASSERT(first == MB_CLEAN_FIRST && first + n == MB_CLEAN_END);
+        DF_ASSERT_OK(df_mssql_bulk_write(b, batch, &err), &err);
+        df_batch_release(batch);
+        first += n;
+    }
+    DF_ASSERT_EQ_INT(df_mssql_bulk_rows(b), first);
+    int64_t rows;
+    DF_ASSERT_OK(df_mssql_bulk_finish(b, &rows, &err), &err);
+    DF_ASSERT_EQ_INT(rows, first);
+    mb_check(&fs.bulk, first);
+    df_mssql_close(c);
+    pthread_join(th, NULL);
+    close(fs.listen_fd);
+    df_buf_free(&fs.bulk);
+    df_error_clear(&err);
 }
 
 /* ------------------------------------------------------------------------ */
