@@ -6,7 +6,7 @@
 int64_t df_bitmap_count(const uint8_t *bits, int64_t offset, int64_t length) {
     int64_t count = 0, i = offset, end = offset + length;
     while (i < end && (i & 63)) count += df_bit_get(bits, i++);
-    for (; i + 64 <= end; i += 64) count += __builtin_popcountll(df_load_le64(bits + (i >> 3)));
+    for (; i + 64 <= end; i += 64) count += df_popcount64(df_load_le64(bits + (i >> 3)));
     while (i < end) count += df_bit_get(bits, i++);
     return count;
 }

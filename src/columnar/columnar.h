@@ -223,6 +223,20 @@ static inline void df_bit_put(uint8_t *bits, int64_t i, bool v) {
     if (v) df_bit_set(bits, i); else df_bit_clear(bits, i);
 }
 static inline int64_t df_bitmap_bytes(int64_t nbits) { return (nbits + 7) >> 3; }
+/*
+ * Set bits of a word.  Without a POPCNT target the builtin becomes a libgcc
+ * call (table lookups per byte); the SWAR sum is a dozen inline operations.
+ */
+static inline int df_popcount64(uint64_t x) {
+#if defined(__POPCNT__)
+    return __builtin_popcountll(x);
+#else
+    x = x - ((x >> 1) & UINT64_C(0x5555555555555555));
+    x = (x & UINT64_C(0x3333333333333333)) + ((x >> 2) & UINT64_C(0x3333333333333333));
+    x = (x + (x >> 4)) & UINT64_C(0x0f0f0f0f0f0f0f0f);
+    return (int)((x * UINT64_C(0x0101010101010101)) >> 56);
+#endif
+}
 /* Number of set bits in [offset, offset+length). */
 int64_t df_bitmap_count(const uint8_t *bits, int64_t offset, int64_t length);
 /* Sets or clears bits [offset, offset+length). */

@@ -11,7 +11,19 @@ df_errkind df_exec_check_cancel(df_exec_ctx *ctx, df_error *err) {
     return df_error_set(err, DF_ERR_CANCELLED, "query cancelled");
 }
 
+/* The execution whose result stream this thread is pulling (see exec_int.h), or NULL. */
+static _Thread_local const df_exec_ctx *caller_of;
+
+const df_exec_ctx *df_exec_caller_enter(const df_exec_ctx *ctx) {
+    const df_exec_ctx *prev = caller_of;
+    caller_of = ctx;
+    return prev;
+}
+
+void df_exec_caller_leave(const df_exec_ctx *prev) { caller_of = prev; }
+
 void df_exec_token_acquire(df_exec_ctx *ctx) {
+    if (caller_of == ctx) return;
     pthread_mutex_lock(&ctx->tok_mu);
     while (ctx->tokens <= 0) pthread_cond_wait(&ctx->tok_cv, &ctx->tok_mu);
     ctx->tokens--;
@@ -19,6 +31,7 @@ void df_exec_token_acquire(df_exec_ctx *ctx) {
 }
 
 void df_exec_token_release(df_exec_ctx *ctx) {
+    if (caller_of == ctx) return;
     pthread_mutex_lock(&ctx->tok_mu);
     ctx->tokens++;
     pthread_cond_signal(&ctx->tok_cv);

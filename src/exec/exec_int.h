@@ -12,8 +12,12 @@
  * appear: they run each input partition as a task on the execution's
  * thread pool, which has one thread per exchange input so that a blocked
  * producer never starves another.  CPU concurrency is bounded separately
- * by `target_partitions` tokens: a thread holds a token while it computes
- * and gives it back while it waits (df_exec_block_begin/end).
+ * by `target_partitions` tokens: a pool thread holds a token while it
+ * computes and gives it back while it waits (df_exec_block_begin/end).
+ * The caller's thread, pulling the result stream, computes without one:
+ * above an exchange it mostly hands batches over, and making it queue for
+ * a token behind busy producers (which give theirs back only when their
+ * queue is full) idled a producer for every batch handed over.
  *
  * Metrics.  With profiling on, df_op_next() times every call and counts
  * output rows and batches per (node, partition); time an operator spends
@@ -66,9 +70,19 @@ static inline bool df_exec_cancelled(df_exec_ctx *ctx) {
 }
 /* DF_ERR_CANCELLED when cancelled, else DF_OK. */
 df_errkind df_exec_check_cancel(df_exec_ctx *ctx, df_error *err);
-/* Takes a CPU token (blocks while none is free). */
+/*
+ * Takes a CPU token (blocks while none is free).  Both calls do nothing on
+ * the thread that currently pulls ctx's result stream (df_exec_caller_enter).
+ */
 void df_exec_token_acquire(df_exec_ctx *ctx);
 void df_exec_token_release(df_exec_ctx *ctx);
+/*
+ * Marks the calling thread as ctx's caller (it computes without a token)
+ * until df_exec_caller_leave; returns the previous mark, to hand back to
+ * df_exec_caller_leave (streams of several executions may nest).
+ */
+const df_exec_ctx *df_exec_caller_enter(const df_exec_ctx *ctx);
+void df_exec_caller_leave(const df_exec_ctx *prev);
 /* Reserves / returns memory against the limit; DF_ERR_OUT_OF_MEMORY over the limit. */
 df_errkind df_exec_mem_reserve(df_exec_ctx *ctx, int64_t bytes, df_error *err);
 void df_exec_mem_release(df_exec_ctx *ctx, int64_t bytes);

@@ -7,8 +7,11 @@
  * SortPreservingMergeExec (one queue per partition, popped by partition).
  * On first use the consumer submits one task per input partition to the
  * execution's thread pool.  A task opens its partition and pushes batches
- * into a bounded queue (two batches per producer), waiting while it is
- * full.  Every blocking wait gives back the CPU token (exec_ctx.c), so
+ * into a bounded queue (QUEUE_DEPTH batches per producer), waiting while it
+ * is full.  The depth absorbs the consumer's wake-up latency: on a busy
+ * machine the consumer may wait a scheduler slice before it runs, and with
+ * two slots per producer the producers stalled for that time.  Every
+ * blocking wait gives back the CPU token (exec_ctx.c), so
  * target_partitions bounds the threads that compute, not the ones that
  * wait.
  *
@@ -24,6 +27,9 @@
  * pulls them directly: slower, never deadlocked.
  */
 #include "exec/exec_int.h"
+
+/* Batches a producer may have queued ahead of the consumer. */
+#define QUEUE_DEPTH 4
 
 typedef struct xfer_queue {
     df_batch **items;       /* ring buffer */
@@ -156,7 +162,7 @@ static df_errkind start(df__xfer *x, df_error *err) {
     x->producers = df_calloc((size_t)x->nparts, sizeof(producer));
     if (!x->queues || !x->producers) return DF_OOM(err);
     for (int32_t i = 0; i < nq; i++) {
-        x->queues[i].cap = x->per_partition ? 2 : 2 * x->nparts;
+        x->queues[i].cap = x->per_partition ? QUEUE_DEPTH : QUEUE_DEPTH * x->nparts;
         x->queues[i].items = df_calloc((size_t)x->queues[i].cap, sizeof(df_batch *));
         if (!x->queues[i].items) return DF_OOM(err);
     }

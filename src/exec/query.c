@@ -7,7 +7,8 @@
  * logical plan container; the stream and the caller's profile handle each
  * hold a reference, so a profile can be rendered after the stream is
  * closed.  The stream pulls the root operator (one partition) in the
- * caller's thread, holding one CPU token while it computes.
+ * caller's thread, which computes without a CPU token (exec_int.h): the
+ * tokens bound the pool threads.
  */
 #include "exec/exec_int.h"
 
@@ -193,9 +194,9 @@ static void finish(exec_stream *s, outcome o) {
     int expected = OUT_RUNNING;
     atomic_compare_exchange_strong(&s->x->outcome, &expected, (int)o);
     if (s->root) {
-        df_exec_token_acquire(&s->x->ctx);
+        const df_exec_ctx *prev = df_exec_caller_enter(&s->x->ctx);
         df_op_close(s->root);
-        df_exec_token_release(&s->x->ctx);
+        df_exec_caller_leave(prev);
         s->root = NULL;
     }
     s->x->finished_ns = df_now_ns();
@@ -207,7 +208,7 @@ static df_errkind stream_next(df_batch_stream *bs, df_batch **out, df_error *err
     *out = NULL;
     if (s->done) return DF_OK;
     df_exec_ctx *ctx = &s->x->ctx;
-    df_exec_token_acquire(ctx);
+    const df_exec_ctx *prev = df_exec_caller_enter(ctx);
     df_errkind k = DF_OK;
     if (!s->root) k = df_pnode_open(s->x->root, ctx, 0, NULL, &s->root, err);
     df_batch *b = NULL;
@@ -222,7 +223,7 @@ static df_errkind stream_next(df_batch_stream *bs, df_batch **out, df_error *err
         df_batch_release(b);
         if (!k) s->x->rows += (*out)->nrows;
     }
-    df_exec_token_release(ctx);
+    df_exec_caller_leave(prev);
     if (k) {
         if (err && !err->origin[0]) df_error_set_origin(err, "execution");
         finish(s, k == DF_ERR_CANCELLED ? OUT_CANCELLED : OUT_ERROR);

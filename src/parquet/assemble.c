@@ -83,7 +83,7 @@ static df_errkind compute_validity(const pq_node *n, const pq_leaf *leaf, pq_lea
             uint8_t byte = 0;
             for (int j = 0; j < 8; j++) byte |= (uint8_t)((def[k + j] >= d) << j);
             bits[k >> 3] = byte;
-            count += __builtin_popcount(byte);
+            count += df_popcount64(byte);
         }
     }
     if (k < s->n) memset(bits + (k >> 3), 0, (size_t)(df_bitmap_bytes(s->n) - (k >> 3)));
@@ -333,23 +333,29 @@ static df_errkind leaf_bools(pq_leaf_out *o, const uint8_t *bits, int64_t n, df_
     const uint8_t *src = o->values ? o->values->data : none;   /* all slots null: no dense bit is read */
     memset(b->data, 0, (size_t)df_bitmap_bytes(n) + 8);
     /*
-     * 64 slots at a time: the next popcount(valid word) dense bits are
-     * deposited, lowest first, at the word's valid positions (one step per
-     * valid slot: find the lowest valid bit, place the next dense bit there).
+     * 8 slots (one validity byte) at a time: a byte whose slots are all
+     * valid takes the next 8 dense bits as they are (the common case: nulls
+     * are rare); otherwise the next popcount(valid byte) dense bits are
+     * deposited, lowest first, at the byte's valid positions.
      */
     int64_t j = 0;
-    for (int64_t i = 0; i < n; i += 64) {
-        int64_t m = DF_MIN((int64_t)64, n - i);
-        uint64_t valid = bits ? 0 : ~UINT64_C(0);
-        for (int64_t k = 0; bits && k < m; k += 8) valid |= (uint64_t)bits[(i + k) >> 3] << k;
-        if (m < 64) valid &= (UINT64_C(1) << m) - 1;
-        int cnt = __builtin_popcountll(valid);
-        uint64_t dense = bits_at(src, j, cnt);
-        uint64_t word = 0;
-        for (uint64_t rest = valid; rest; rest &= rest - 1, dense >>= 1)
-            word |= (dense & 1) << __builtin_ctzll(rest);
-        j += cnt;
-        for (int64_t k = 0; k < m; k += 8) b->data[(i + k) >> 3] = (uint8_t)(word >> k);
+    for (int64_t i = 0; i < n; i += 8) {
+        int64_t m = DF_MIN((int64_t)8, n - i);
+        unsigned valid = bits ? bits[i >> 3] : 0xffu;
+        if (m < 8) valid &= (1u << m) - 1;
+        unsigned byte;
+        if (valid == 0xffu) {
+            byte = (unsigned)bits_at(src, j, 8);
+            j += 8;
+        } else {
+            int cnt = df_popcount64(valid);
+            uint64_t dense = bits_at(src, j, cnt);
+            byte = 0;
+            for (unsigned rest = valid; rest; rest &= rest - 1, dense >>= 1)
+                byte |= (unsigned)(dense & 1) << __builtin_ctz(rest);
+            j += cnt;
+        }
+        b->data[i >> 3] = (uint8_t)byte;
     }
     b->size = df_bitmap_bytes(n);
     v->values = b;

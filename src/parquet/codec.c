@@ -151,12 +151,11 @@ df_errkind df__parquet_decompress(pq_codec_ctx *ctx, int32_t codec, const uint8_
         if (dstlen) memcpy(dst, src, dstlen);
         return DF_OK;
     case DF_PARQUET_SNAPPY: {
-        size_t n;
-        if (snappy_uncompressed_length((const char *)src, srclen, &n) != SNAPPY_OK)
-            return codec_fail(err, codec, "corrupt header", 0, dstlen);
-        if (n != dstlen) return codec_fail(err, codec, "size mismatch", n, dstlen);
-        if (snappy_uncompress((const char *)src, srclen, (char *)dst, &n) != SNAPPY_OK || n != dstlen)
-            return codec_fail(err, codec, "corrupt data", n, dstlen);
+        uint64_t n;
+        if (!df__parquet_snappy_length(src, srclen, &n)) return codec_fail(err, codec, "corrupt header", 0, dstlen);
+        if (n != dstlen) return codec_fail(err, codec, "size mismatch", (size_t)n, dstlen);
+        if (!df__parquet_snappy_decompress(src, srclen, dst, dstlen))
+            return codec_fail(err, codec, "corrupt data", 0, dstlen);
         return DF_OK;
     }
     case DF_PARQUET_GZIP: return gunzip(src, srclen, dst, dstlen, err);
