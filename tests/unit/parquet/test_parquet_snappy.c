@@ -19,7 +19,7 @@ static bool roundtrip(const uint8_t *src, size_t n) {
 
 DF_TEST(snappy_roundtrips_every_shape) {
     enum { MAX = 200000 };
-    uint8_t *buf = malloc(MAX);
+    uint8_t *buf = calloc(MAX, 1);
     DF_ASSERT(buf != NULL);
     for (size_t n = 0; n < MAX; n = n < 300 ? n + 1 : n * 3 + 7) {
         /* Random bytes: long literals. */
