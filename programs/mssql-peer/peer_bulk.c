@@ -11,6 +11,14 @@
  * target column's stored form and inserted inside one SAVEPOINT: any error
  * rolls the whole message back, the rest of the message is drained, and
  * the reply is ERROR + DONE(ERROR) as SQL Server sends it.
+ *
+ * Discard mode checks runs of rows in place with a row plan compiled from
+ * the metadata (df__tds_bulk_rows_skim: per-column steps, no values built,
+ * fixed-width columns merged into one bounds check) and hands only what the
+ * plan stops at (another token, a value it rejects, a NULL in a NOT NULL
+ * column) to the general decoder, so every value is still validated and
+ * errors are exactly those of row-by-row decoding.  Row-count faults keep
+ * the row-by-row path, which checks them after every row.
  */
 #include "peer.h"
 
@@ -32,6 +40,8 @@ typedef struct bulk_state {
     uint64_t bytes;         /* payload bytes received */
     df__tds_bulk_meta meta;         /* column descriptions (after COLMETADATA) */
     bool have_meta;
+    df__tds_bulk_plan plan;         /* row plan of the metadata (discard mode) */
+    bool planned;                   /* rows are checked with `plan` first */
     bool done_token;        /* DONE seen */
     int64_t rows;           /* rows decoded */
     sqlite3_stmt *ins;      /* INSERT statement (store mode) */
@@ -137,6 +147,26 @@ static bool take_fault(peer_config *cfg) {
     return atomic_compare_exchange_strong(&cfg->bulk_fault_used, &expected, 1);
 }
 
+/*
+ * Compiles the row plan after the metadata when rows need no values: discard
+ * mode, matching column count, no row-count faults.  Without a plan (types
+ * it does not cover, out of memory) every row takes the general decoder.
+ */
+static void plan_rows(bulk_state *b) {
+    peer_conn *c = b->c;
+    peer_config *cfg = c->cfg;
+    if (!cfg->discard || b->meta.ncols != c->bulk_ncols || cfg->drop_after_rows >= 0 || cfg->error_after_rows >= 0) return;
+    bool *nonull = df_calloc((size_t)c->bulk_ncols, sizeof *nonull);
+    if (!nonull) return;
+    /* The NULL rule of store_row: those NULLs must reach it. */
+    for (int i = 0; i < c->bulk_ncols; i++) {
+        const peer_column *col = &c->bulk_cols[i];
+        nonull[i] = !col->nullable && !(col->has_default && !c->bulk_keep_nulls);
+    }
+    b->planned = df__tds_bulk_plan_init(&b->plan, &b->meta, nonull, NULL) == DF_OK;
+    df_free(nonull);
+}
+
 /* Decodes as many complete items as the buffer holds. Returns DF_OK or a protocol/IO error. */
 static df_errkind parse_available(bulk_state *b, df__tds_value *vals, size_t *vals_cap, df_buf *scratch, df_buf *tmp,
                                   bool *need_more, df_error *err) {
@@ -159,8 +189,21 @@ static df_errkind parse_available(bulk_state *b, df__tds_value *vals, size_t *va
                 if (b->meta.ncols != b->c->bulk_ncols)
                     set_sql_error(b, 4816, "Invalid column type from bcp client for colid %d.", DF_MIN(b->meta.ncols, b->c->bulk_ncols) + 1);
                 if ((size_t)b->meta.ncols > *vals_cap) k = df_error_set(&e, DF_ERR_LIMIT_EXCEEDED, "too many columns");
+                if (k == DF_OK) plan_rows(b);
             }
         } else {
+            if (b->planned && !b->done_token) {
+                size_t used;
+                df__tds_skim_stop why;
+                b->rows += (int64_t)df__tds_bulk_rows_skim(&b->plan, r.p, df__tds_rd_left(&r), SIZE_MAX, &used, &why);
+                b->pos += used;
+                r.p += used;
+                /* An incomplete last row waits for the next packet; at the end of the message the decoder reports it. */
+                if (why == TDS_SKIM_END || (why == TDS_SKIM_SHORT && !b->eom)) {
+                    *need_more = !b->eom;
+                    return DF_OK;
+                }
+            }
             uint8_t tok = *r.p++;
             if (b->done_token) k = df_error_set(&e, DF_ERR_TDS_PROTOCOL, "data after the bulk DONE token");
             else if (tok == TDS_TOK_DONE) {
@@ -231,6 +274,8 @@ static df_errkind run_load(bulk_state *b, df_error *err) {
     }
     df_buf_free(&scratch);
     df_buf_free(&tmp);
+    df__tds_bulk_plan_free(&b->plan);
+    b->planned = false;
     atomic_fetch_add(&cfg->bulk_rows_total, b->rows);
     return k;
 }

@@ -275,7 +275,11 @@ typedef struct df__tds_bulk_meta {
 
 /* Reads the bulk COLMETADATA token (token byte included) into m. */
 df_errkind df__tds_bulk_meta_read(df__tds_rd *r, df__tds_bulk_meta *m, df_error *err);
-/* Reads one ROW's values (after the 0xD1 token) into vals[m->ncols]. */
+/*
+ * Reads one ROW's values (after the 0xD1 token) into vals[m->ncols].  Byte
+ * values point into the input or, for PLP values sent in several chunks,
+ * into `scratch` (reset here); all stay valid until either changes.
+ */
 df_errkind df__tds_bulk_row_read(df__tds_rd *r, const df__tds_bulk_meta *m, df_buf *scratch, df__tds_value *vals,
                                  df_error *err);
 /*
@@ -284,6 +288,94 @@ df_errkind df__tds_bulk_row_read(df__tds_rd *r, const df__tds_bulk_meta *m, df_b
  * store it.  *rows = rows decoded.
  */
 df_errkind df__tds_bulk_decode(const uint8_t *p, size_t n, int ncols, int64_t *rows, df_error *err);
+/*
+ * The same through the row plan below, as the peer's discard mode decodes:
+ * same rows and errors as df__tds_bulk_decode for any input (the general
+ * reader decodes only the items the plan stops at; values are not
+ * formatted).
+ */
+df_errkind df__tds_bulk_decode_planned(const uint8_t *p, size_t n, int ncols, int64_t *rows, df_error *err);
+
+/*
+ * Row plans: a bulk stream's rows checked without building values.
+ *
+ * df__tds_bulk_plan_init compiles the metadata into one step per column
+ * (adjacent fixed-width columns merged into one bounds-checked skip) with
+ * every type's length and range rules precomputed, so checking a row costs
+ * a few compares per value and no calls.  df__tds_bulk_rows_skim walks ROW
+ * tokens with the plan and stops, without judging it, at anything the
+ * general reader (df__tds_bulk_row_read) must look at: another token, a
+ * value the plan rejects, or a NULL in a column marked NOT NULL.  The plan
+ * accepts a subset of what the general reader accepts, so decoding the
+ * stopping point with the general reader gives exactly the errors a
+ * row-by-row decode would.
+ */
+enum {
+    TDS_STEP_SKIP = 1,      /* n fixed bytes that any value accepts */
+    TDS_STEP_LEN1,          /* 1-byte length in `lenmask` (bit 0 = NULL), body unchecked */
+    TDS_STEP_DATE,          /* DATEN: 0 or 3 bytes, day number in range */
+    TDS_STEP_TIME,          /* TIMEN / DATETIME2N / DATETIMEOFFSETN: 0 or `n` bytes, fields in range */
+    TDS_STEP_DECIMAL,       /* DECIMALN / NUMERICN: sign byte, magnitude below 10^precision */
+    TDS_STEP_DATETIME,      /* DATETIME / DATETIM4 (n = 8 / 4) or DATETIMN (n = 0, 1-byte length) */
+    TDS_STEP_USHORT,        /* 2-byte length up to `n`, 0xFFFF = NULL */
+    TDS_STEP_PLP,           /* PLP chunks, total checked against the header */
+};
+
+/* One column (or run of fixed columns) of a row plan. */
+typedef struct df__tds_bulk_step {
+    uint8_t op;             /* TDS_STEP_* */
+    bool nonull;            /* a NULL stops the skim (the caller rejects NULLs here) */
+    uint8_t time_len;       /* TIME: bytes of the time part */
+    uint8_t date_off;       /* TIME: 1 when a date part follows, 2 with a date and an offset */
+    uint32_t n;             /* SKIP: bytes; TIME: value length; USHORT: maximum length; DATETIME: fixed width or 0 */
+    uint64_t lenmask;       /* LEN1: bit i set when length i is allowed */
+    uint64_t tick_limit;    /* TIME: ticks per day at the column's scale */
+    df_u128 dec_limit;      /* DECIMAL: 10^precision */
+} df__tds_bulk_step;
+
+/* Most length bytes a row shape checks (more LEN1 columns: no shape). */
+#define TDS_PLAN_SHAPE_MAX 16
+
+/* A compiled row plan (see above). */
+typedef struct df__tds_bulk_plan {
+    int nsteps;             /* steps in `steps` */
+    df__tds_bulk_step *steps; /* owned array (df_free) */
+    size_t fixed_row;       /* bytes of a row (token included) when every step is SKIP, else 0 */
+    /*
+     * The usual row when every step is SKIP or LEN1: each LEN1 value at its
+     * declared length makes rows of one width, checked by comparing the
+     * length bytes at fixed offsets; other rows take the steps.
+     */
+    size_t shape_row;       /* bytes of such a row (token included), or 0 */
+    int nshape;             /* length bytes to compare */
+    uint32_t shape_off[TDS_PLAN_SHAPE_MAX]; /* their offsets from the row token */
+    uint8_t shape_len[TDS_PLAN_SHAPE_MAX];  /* the declared lengths they must hold */
+} df__tds_bulk_plan;
+
+/* Why df__tds_bulk_rows_skim stopped. */
+typedef enum df__tds_skim_stop {
+    TDS_SKIM_END = 0,       /* the input or max_rows ran out exactly at a row boundary */
+    TDS_SKIM_SHORT,         /* the next row is valid as far as it goes but incomplete */
+    TDS_SKIM_OTHER,         /* the next item needs the general reader (token, bad value, NULL) */
+} df__tds_skim_stop;
+
+/*
+ * Compiles a plan for metadata m.  nonull (may be NULL) marks columns whose
+ * NULLs the caller must see.  Fails with DF_ERR_UNSUPPORTED when a column's
+ * type has no plan step (text/ntext/image and the like: decode those rows
+ * with df__tds_bulk_row_read), DF_ERR_OUT_OF_MEMORY otherwise; on failure
+ * nothing needs freeing.
+ */
+df_errkind df__tds_bulk_plan_init(df__tds_bulk_plan *pl, const df__tds_bulk_meta *m, const bool *nonull, df_error *err);
+/* Frees the steps (accepts a zeroed plan). */
+void df__tds_bulk_plan_free(df__tds_bulk_plan *pl);
+/*
+ * Checks up to max_rows complete ROW tokens at p[0, n) against the plan.
+ * Returns the rows accepted; *used = their bytes; *why = why it stopped.
+ * Never fails and never reads outside p[0, n).
+ */
+size_t df__tds_bulk_rows_skim(const df__tds_bulk_plan *pl, const uint8_t *p, size_t n, size_t max_rows, size_t *used,
+                              df__tds_skim_stop *why);
 
 /* ------------------------------------------------------------------------ */
 /* Client requests parsed by a server (server_parse.c)                       */
