@@ -148,7 +148,12 @@ def test_sample_count_matches_the_sampled_cpu_time(full):
 def test_stacks_resolve_and_parquet_decoding_runs_on_the_scan_worker(full):
     dec, _, _ = full
     begin, end = operation_window(dec)
-    window = [s for s in dec.samples if begin <= s["ts"] < end]
+    names = {d.thread.tid: d.thread.thread_name for d in dec.descriptors.values() if d.HasField("thread")}
+    # The capture's own collector symbolizes new frames as they appear (with libdw, which may be
+    # inflating compressed debug sections of system libraries that have no symbols of their own):
+    # real overhead, shown on its own named thread, but not the workload whose stacks must resolve.
+    assert any(n == "df-diag-collect" for n in names.values()), sorted(set(names.values()))
+    window = [s for s in dec.samples if begin <= s["ts"] < end and names.get(s["tid"]) != "df-diag-collect"]
     with_stack = [s for s in window if s["frames"]]
     assert len(with_stack) >= 0.95 * len(window)
     resolved = [s for s in with_stack if s["frames"][-1][0]]
