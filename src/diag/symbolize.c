@@ -46,6 +46,7 @@ typedef struct file_entry {
     df__diag_elf *elf;     /* symbols of the file itself, or NULL */
     df__diag_elf *debug;   /* symbols of its separate debug file, or NULL */
     char *debug_path;      /* that file's path (owned), or NULL */
+    bool debug_requested;  /* the debug file came from debuginfod, which the user configured */
 #ifdef DF_HAVE_LIBDW
     Dwarf *dwarf;          /* DWARF of the file or of its debug file, or NULL */
     int dwarf_fd;          /* fd kept open for `dwarf`, or -1 */
@@ -202,8 +203,16 @@ static map_entry *find_live(const df__diag_symbolizer *s, uint64_t addr) {
 }
 
 #ifdef DF_HAVE_LIBDW
+/*
+ * Line tables come from the module itself (our library built with
+ * -Dprofiling=true) or from a debug file the user asked debuginfod for.
+ * Debug files found by build id under /usr/lib/debug (distribution -dbg
+ * packages) give function names only: opening their DWARF inflates every
+ * compressed debug section (tens of milliseconds for libc) while the
+ * workload runs, for line numbers inside system libraries.
+ */
 static void open_dwarf(file_entry *f) {
-    const char *paths[2] = {f->debug_path, f->path};
+    const char *paths[2] = {f->debug_requested ? f->debug_path : NULL, f->path};
     for (int i = 0; i < 2 && !f->dwarf; i++) {
         if (!paths[i]) continue;
         int fd = open(paths[i], O_RDONLY | O_CLOEXEC);
@@ -321,7 +330,10 @@ static void load_file(file_entry *f) {
 #else
     want = want && !df__diag_elf_has_symtab(f->elf);
 #endif
-    if (want) attach_debug_file(f, debuginfod_fetch(id, idlen));
+    if (want) {
+        attach_debug_file(f, debuginfod_fetch(id, idlen));
+        f->debug_requested = f->debug != NULL;
+    }
 #ifdef DF_HAVE_LIBDW
     open_dwarf(f);
 #endif
