@@ -144,31 +144,10 @@ static uint64_t deadline_of(const df__tds_io *io) {
     return io->timeout_ms ? df_now_ns() + (uint64_t)io->timeout_ms * 1000000u : 0;
 }
 
-static df_errkind sock_write_all(df__tds_io *io, const uint8_t *p, size_t n, df_error *err) {
-    uint64_t deadline = deadline_of(io);
-    while (n > 0) {
-        ssize_t w = send(io->fd, p, n, MSG_NOSIGNAL);
-        if (w > 0) {
-            p += w;
-            n -= (size_t)w;
-            deadline = deadline_of(io); /* progress resets the inactivity deadline */
-            continue;
-        }
-        if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-            DF_TRY(sock_wait(io, POLLOUT, deadline, err));
-            continue;
-        }
-        if (w < 0 && errno == EINTR) continue;
-        return df_error_set(err, DF_ERR_MSSQL_CONNECTION_LOST, "the connection was closed while sending (%s)",
-                            w < 0 ? strerror(errno) : "no progress");
-    }
-    return DF_OK;
-}
-
 /*
  * Sends every byte of iov[0..n) (the array is consumed: entries are
- * advanced in place on partial writes), waiting on POLLOUT like
- * sock_write_all.
+ * advanced in place on partial writes), waiting on POLLOUT until the
+ * connection's deadline; progress resets the inactivity deadline.
  */
 static df_errkind sock_writev_all(df__tds_io *io, struct iovec *iov, int n, df_error *err) {
     uint64_t deadline = deadline_of(io);
@@ -198,6 +177,12 @@ static df_errkind sock_writev_all(df__tds_io *io, struct iovec *iov, int n, df_e
                             w < 0 ? strerror(errno) : "no progress");
     }
     return DF_OK;
+}
+
+/* Sends every byte of p[0..n), waiting on POLLOUT (one-element sock_writev_all). */
+static df_errkind sock_write_all(df__tds_io *io, const uint8_t *p, size_t n, df_error *err) {
+    struct iovec one = {.iov_base = (void *)(uintptr_t)p, .iov_len = n};
+    return sock_writev_all(io, &one, n > 0 ? 1 : 0, err);
 }
 
 /* Reads at least one byte from the socket into p; EOF is CONNECTION_LOST. */

@@ -617,6 +617,25 @@ static df_errkind take_entries(pq_column_reader *cr, int64_t n, pq_leaf_out *out
     return df__parquet_decode_values(cr, nonnull, out, err);
 }
 
+/*
+ * Scans repetition levels rep[0..avail) for record starts (level 0): counts
+ * them into *started until it reaches `records`, and returns how many entries
+ * belong to the records counted; *full is set when the scan stopped at the
+ * start of a record beyond `records` (the caller has all it asked for).
+ */
+static int64_t record_entries(const int16_t *rep, int64_t avail, int64_t records, int64_t *started, bool *full) {
+    *full = false;
+    for (int64_t i = 0; i < avail; i++) {
+        if (rep[i] != 0) continue;
+        if (*started == records) {
+            *full = true;
+            return i;
+        }
+        (*started)++;
+    }
+    return avail;
+}
+
 df_errkind df__parquet_column_read(pq_column_reader *cr, int64_t records, pq_leaf_out *out, df_error *err) {
     const pq_leaf *leaf = cr->leaf;
     int64_t started = 0;
@@ -635,19 +654,8 @@ df_errkind df__parquet_column_read(pq_column_reader *cr, int64_t records, pq_lea
             started += take;
             continue;
         }
-        /* Scan repetition levels: stop before the first record start beyond `records`. */
-        const int16_t *rep = cr->page_rep + a;
-        int64_t i = 0;
-        bool full = false;
-        for (; i < avail; i++) {
-            if (rep[i] == 0) {
-                if (started == records) {
-                    full = true;
-                    break;
-                }
-                started++;
-            }
-        }
+        bool full;
+        int64_t i = record_entries(cr->page_rep + a, avail, records, &started, &full);
         DF_TRY(take_entries(cr, i, out, err));
         if (full) break;
     }
@@ -691,19 +699,8 @@ df_errkind df__parquet_column_skip(pq_column_reader *cr, int64_t records, int64_
             started += take;
             continue;
         }
-        /* Same record boundaries as df__parquet_column_read. */
-        const int16_t *rep = cr->page_rep + a;
-        int64_t i = 0;
-        bool full = false;
-        for (; i < avail; i++) {
-            if (rep[i] == 0) {
-                if (started == records) {
-                    full = true;
-                    break;
-                }
-                started++;
-            }
-        }
+        bool full;
+        int64_t i = record_entries(cr->page_rep + a, avail, records, &started, &full);
         DF_TRY(skip_entries(cr, i, err));
         if (full) break;
     }
