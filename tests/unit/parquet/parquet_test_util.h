@@ -3,8 +3,23 @@
 #ifndef PARQUET_TEST_UTIL_H
 #define PARQUET_TEST_UTIL_H
 
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
 #include "common/common.h"
 #include "parquet/rle.h"
+
+/* A fresh empty file made from the mkstemp `pattern` (e.g. "/tmp/dfpqXXXXXX"); the path
+ * lives until the next call.  Aborts the test process when no file can be made. */
+static inline const char *tmp_file_named(const char *pattern) {
+    static char path[64];
+    snprintf(path, sizeof path, "%s", pattern);
+    int fd = mkstemp(path);
+    if (fd < 0) abort();
+    close(fd);
+    return path;
+}
 
 /* A tiny deterministic generator (xorshift). */
 static uint64_t rng_state = 88172645463325252ull;

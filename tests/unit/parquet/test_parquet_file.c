@@ -16,14 +16,8 @@
 
 #define NROWS 5000
 
-static char tmp_path[64];
-
 static const char *tmp_file(void) {
-    snprintf(tmp_path, sizeof tmp_path, "/tmp/dfpqXXXXXX");
-    int fd = mkstemp(tmp_path);
-    DF_ASSERT(fd >= 0);
-    close(fd);
-    return tmp_path;
+    return tmp_file_named("/tmp/dfpqXXXXXX");
 }
 
 /* The test schema: one column per writable type, nullable ones with nulls. */

@@ -23,14 +23,8 @@
 
 #define NCOLS 11
 
-static char tmp_path[64];
-
 static const char *tmp_file(void) {
-    snprintf(tmp_path, sizeof tmp_path, "/tmp/dfpqfXXXXXX");
-    int fd = mkstemp(tmp_path);
-    DF_ASSERT(fd >= 0);
-    close(fd);
-    return tmp_path;
+    return tmp_file_named("/tmp/dfpqfXXXXXX");
 }
 
 /* ---- test data ------------------------------------------------------------------ */
