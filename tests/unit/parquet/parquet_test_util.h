@@ -5,6 +5,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/common.h"
@@ -19,6 +20,23 @@ static inline const char *tmp_file_named(const char *pattern) {
     if (fd < 0) abort();
     close(fd);
     return path;
+}
+
+/* The parquet-testing corpus of the shared test data, in dir[cap]: false (with a
+ * "skipped: ..." line) when DF_SHARED_TESTDATA is unset or the corpus is absent. */
+static inline bool shared_parquet_corpus(char *dir, size_t cap) {
+    const char *base = getenv("DF_SHARED_TESTDATA");
+    if (!base) {
+        printf("skipped: DF_SHARED_TESTDATA is not set\n");
+        return false;
+    }
+    snprintf(dir, cap, "%s/parquet-testing", base);
+    struct stat st;
+    if (stat(dir, &st) != 0) {
+        printf("skipped: %s is absent\n", dir);
+        return false;
+    }
+    return true;
 }
 
 /* A tiny deterministic generator (xorshift). */

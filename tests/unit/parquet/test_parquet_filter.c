@@ -696,18 +696,8 @@ static int corpus_dir(const char *dir) {
 }
 
 DF_TEST(filtered_reads_of_the_shared_corpus) {
-    const char *base = getenv("DF_SHARED_TESTDATA");
-    if (!base) {
-        printf("skipped: DF_SHARED_TESTDATA is not set\n");
-        return;
-    }
     char dir[1024];
-    snprintf(dir, sizeof dir, "%s/parquet-testing", base);
-    struct stat st;
-    if (stat(dir, &st) != 0) {
-        printf("skipped: %s is absent\n", dir);
-        return;
-    }
+    if (!shared_parquet_corpus(dir, sizeof dir)) return;
     int files = corpus_dir(dir);
     printf("filtered %d corpus files\n", files);
     DF_ASSERT(files >= 30);

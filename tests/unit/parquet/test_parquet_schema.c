@@ -353,17 +353,7 @@ static int replay_dir(const char *dir) {
 }
 
 DF_TEST(parquet_hostile_corpus) {
-    const char *base = getenv("DF_SHARED_TESTDATA");
-    if (!base) {
-        printf("skipped: DF_SHARED_TESTDATA is not set\n");
-        return;
-    }
     char dir[1024];
-    snprintf(dir, sizeof dir, "%s/parquet-testing", base);
-    struct stat st;
-    if (stat(dir, &st) != 0) {
-        printf("skipped: %s is absent\n", dir);
-        return;
-    }
+    if (!shared_parquet_corpus(dir, sizeof dir)) return;
     DF_ASSERT(replay_dir(dir) > 50);
 }
