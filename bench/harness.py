@@ -656,13 +656,23 @@ def machine(args):
     }
 
 
+def portable(value, args):
+    """The value with this checkout's and the work directory's absolute paths made relative
+    (results are committed and compared across machines)."""
+    text = json.dumps(value, default=str)
+    work = str(pathlib.Path(args.work).resolve())
+    for prefix, name in ((str(ROOT) + "/", ""), (work, "$DF_BENCH_WORK")):
+        text = text.replace(json.dumps(prefix)[1:-1], name)
+    return json.loads(text)
+
+
 def write_results(args, res, mach, started):
     RESULTS.mkdir(parents=True, exist_ok=True)
     mach["load_average_end"] = os.getloadavg()
     mach["duration_s"] = round(time.time() - started, 1)
-    (RESULTS / "machine.json").write_text(json.dumps(mach, indent=2) + "\n")
-    (RESULTS / "latest.json").write_text(json.dumps({"machine": mach, "targets": res.targets, "results": res.raw},
-                                                    indent=2, default=str) + "\n")
+    (RESULTS / "machine.json").write_text(json.dumps(portable(mach, args), indent=2) + "\n")
+    everything = {"machine": mach, "targets": res.targets, "results": res.raw}
+    (RESULTS / "latest.json").write_text(json.dumps(portable(everything, args), indent=2) + "\n")
     lines = ["# Benchmark results", "",
              f"Run {mach['date_utc']} UTC, {mach['mode']} suite, {args.runs} interleaved runs per measurement, "
              f"{mach['duration_s'] / 60:.1f} minutes.", "",
