@@ -299,26 +299,21 @@ static df_errkind lane_rows(hctx *h, df_buf *b) {
     return DF_OK;
 }
 
+/* Appends ,"name":value for each counter. */
+static df_errkind counters_json(df_buf *b, const df_report_counter *c, size_t n) {
+    for (size_t i = 0; i < n; i++) DF_TRY(df_buf_printf(b, NULL, ",\"%s\":%lld", c[i].name, (long long)c[i].value));
+    return DF_OK;
+}
+
 static df_errkind metadata_json(hctx *h, df_buf *b) {
     const df_report_metadata *m = &h->p->meta;
     DF_TRY(df_buf_printf(b, NULL, "{\"capture_complete\":%s,\"semantic_complete\":%s,\"finalization_observed\":%s",
                          m->capture_complete ? "true" : "false", m->semantic_complete ? "true" : "false",
                          m->finalization_observed ? "true" : "false"));
-    const struct { const char *n; int64_t v; } f[] = {
-        {"incomplete_operation_root_count", m->incomplete_operation_root_count},
-        {"truncation_marker_count", m->truncation_marker_count},
-        {"missing_identity_field_count", m->missing_identity_field_count},
-        {"missing_terminal_result_count", m->missing_terminal_result_count},
-        {"crossing_worker_slice_count", m->crossing_worker_slice_count},
-        {"crossing_planning_activity_slice_count", m->crossing_planning_activity_slice_count},
-        {"crossing_execution_activity_slice_count", m->crossing_execution_activity_slice_count},
-        {"invalid_planning_activity_hierarchy_count", m->invalid_planning_activity_hierarchy_count},
-        {"invalid_execution_activity_hierarchy_count", m->invalid_execution_activity_hierarchy_count},
-        {"perf_sample_without_callsite_count", m->perf_sample_without_callsite_count},
-        {"perf_samples_skipped", m->perf_samples_skipped},
-        {"buffer_loss_count", m->buffer_loss_count},
-        {"data_source_loss_count", m->data_source_loss_count},
-        {"flush_failure_count", m->flush_failure_count},
+    df_report_counter health[DF_REPORT_HEALTH_COUNTERS];
+    df__report_health_counters(m, health);
+    DF_TRY(counters_json(b, health, DF_ARRAY_LEN(health)));
+    const df_report_counter f[] = {
         {"schema_version", m->schema_version},
         {"sample_frequency_hz", m->sample_frequency_hz},
         {"sampled_cpu_count", m->sampled_cpu_count},
@@ -333,7 +328,7 @@ static df_errkind metadata_json(hctx *h, df_buf *b) {
         {"trace_profiler_dropped_sample_count", m->trace_profiler_dropped_sample_count},
         {"exact_context_sample_count", m->exact_context_sample_count},
         {"ambiguous_parent_count", m->ambiguous_parent_count}};
-    for (size_t i = 0; i < DF_ARRAY_LEN(f); i++) DF_TRY(df_buf_printf(b, NULL, ",\"%s\":%lld", f[i].n, (long long)f[i].v));
+    DF_TRY(counters_json(b, f, DF_ARRAY_LEN(f)));
     return df_buf_append_str(b, ",\"exact_time_unit\":\"nanoseconds\",\"sample_unit\":\"samples\"}", NULL);
 }
 

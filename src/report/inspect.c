@@ -350,22 +350,10 @@ static df_errkind health_block(df_buf *out, const df_report_metadata *m) {
     DF_TRY(df_buf_printf(out, NULL, "capture_complete: %s\nsemantic_complete: %s\nfinalization_observed: %s\n",
                          m->capture_complete ? "true" : "false", m->semantic_complete ? "true" : "false",
                          m->finalization_observed ? "true" : "false"));
-    const struct { const char *n; int64_t v; } f[] = {
-        {"incomplete_operation_root_count", m->incomplete_operation_root_count},
-        {"truncation_marker_count", m->truncation_marker_count},
-        {"missing_identity_field_count", m->missing_identity_field_count},
-        {"missing_terminal_result_count", m->missing_terminal_result_count},
-        {"crossing_worker_slice_count", m->crossing_worker_slice_count},
-        {"crossing_planning_activity_slice_count", m->crossing_planning_activity_slice_count},
-        {"crossing_execution_activity_slice_count", m->crossing_execution_activity_slice_count},
-        {"invalid_planning_activity_hierarchy_count", m->invalid_planning_activity_hierarchy_count},
-        {"invalid_execution_activity_hierarchy_count", m->invalid_execution_activity_hierarchy_count},
-        {"perf_sample_without_callsite_count", m->perf_sample_without_callsite_count},
-        {"perf_samples_skipped", m->perf_samples_skipped},
-        {"buffer_loss_count", m->buffer_loss_count},
-        {"data_source_loss_count", m->data_source_loss_count},
-        {"flush_failure_count", m->flush_failure_count}};
-    for (size_t i = 0; i < DF_ARRAY_LEN(f); i++) DF_TRY(df_buf_printf(out, NULL, "%s: %lld\n", f[i].n, (long long)f[i].v));
+    df_report_counter f[DF_REPORT_HEALTH_COUNTERS];
+    df__report_health_counters(m, f);
+    for (size_t i = 0; i < DF_ARRAY_LEN(f); i++)
+        DF_TRY(df_buf_printf(out, NULL, "%s: %lld\n", f[i].name, (long long)f[i].value));
     return DF_OK;
 }
 

@@ -111,6 +111,25 @@ int32_t df__report_find_function(const df_report_profile *p, int64_t semantic_id
     return s < 0 ? -1 : find_fn_in(p, p->ix.fn_begin[s], p->ix.fn_end[s], function_id);
 }
 
+void df__report_health_counters(const df_report_metadata *m, df_report_counter out[DF_REPORT_HEALTH_COUNTERS]) {
+    const df_report_counter c[DF_REPORT_HEALTH_COUNTERS] = {
+        {"incomplete_operation_root_count", m->incomplete_operation_root_count},
+        {"truncation_marker_count", m->truncation_marker_count},
+        {"missing_identity_field_count", m->missing_identity_field_count},
+        {"missing_terminal_result_count", m->missing_terminal_result_count},
+        {"crossing_worker_slice_count", m->crossing_worker_slice_count},
+        {"crossing_planning_activity_slice_count", m->crossing_planning_activity_slice_count},
+        {"crossing_execution_activity_slice_count", m->crossing_execution_activity_slice_count},
+        {"invalid_planning_activity_hierarchy_count", m->invalid_planning_activity_hierarchy_count},
+        {"invalid_execution_activity_hierarchy_count", m->invalid_execution_activity_hierarchy_count},
+        {"perf_sample_without_callsite_count", m->perf_sample_without_callsite_count},
+        {"perf_samples_skipped", m->perf_samples_skipped},
+        {"buffer_loss_count", m->buffer_loss_count},
+        {"data_source_loss_count", m->data_source_loss_count},
+        {"flush_failure_count", m->flush_failure_count}};
+    memcpy(out, c, sizeof c);
+}
+
 const char *df__report_fn_compact(const df_report_profile *p, const df_report_function *f) {
     const char *full = df__report_str(&p->strings, f->name);
     if (!p->ix.compact_name || f->name >= p->strings.n) return full ? full : "";

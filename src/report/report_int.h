@@ -211,6 +211,18 @@ typedef struct df_report_metadata {
     int64_t trace_end_ns;                 /* last timestamp in the trace */
 } df_report_metadata;
 
+/* One named counter of the capture's health (a metadata field and its name). */
+typedef struct df_report_counter {
+    const char *name;   /* the reference's metadata field name */
+    int64_t value;      /* its value */
+} df_report_counter;
+
+enum { DF_REPORT_HEALTH_COUNTERS = 14 };
+
+/* Fills out[] with the health counters of m, in the reference's order (the
+ * list both the HTML metadata and the inspector's health block print). */
+void df__report_health_counters(const df_report_metadata *m, df_report_counter out[DF_REPORT_HEALTH_COUNTERS]);
+
 /* ------------------------------------------------------------------------ */
 /* The model and its index.                                                  */
 
