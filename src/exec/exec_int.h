@@ -284,6 +284,9 @@ df_errkind df_kernel_out(const df_kargs *k, int64_t data_cap, df_vec **out);
 df_errkind df_kernel_and_validity(const df_kargs *k, const df_xreg *args, int32_t nargs, df_vec *out);
 /* Finishes a fixed-width output: sets the length, wraps it in out. */
 void df_kernel_done(const df_kargs *k, df_vec *v, df_xreg *out);
+/* Ends a kernel that computed into v with result e: on failure releases v and
+ * returns e, otherwise finishes v into out (df_kernel_done) and returns DF_OK. */
+df_errkind df_kernel_finish(const df_kargs *k, df_vec *v, df_errkind e, df_xreg *out);
 /*
  * Builds a vector of `type` for n rows where row i takes row i of register
  * srcs[which[i]] (element 0 for constants); which[i] < 0 gives NULL.

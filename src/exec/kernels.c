@@ -59,6 +59,15 @@ void df_kernel_done(const df_kargs *k, df_vec *v, df_xreg *out) {
     out->vec = v;
 }
 
+df_errkind df_kernel_finish(const df_kargs *k, df_vec *v, df_errkind e, df_xreg *out) {
+    if (e) {
+        df_vec_release(v);
+        return e;
+    }
+    df_kernel_done(k, v, out);
+    return DF_OK;
+}
+
 df_errkind df__kernel_choose(df_type *type, int64_t n, const df_xreg *const *srcs, const int8_t *which,
                              df_vec **out, df_error *err) {
     *out = NULL;

@@ -542,12 +542,7 @@ static df_errkind cast_numeric(const df_kargs *k, const df_xreg *a, int32_t na, 
             write_int(v, i, r);
         }
     });
-    if (e) {
-        df_vec_release(v);
-        return e;
-    }
-    df_kernel_done(k, v, out);
-    return DF_OK;
+    return df_kernel_finish(k, v, e, out);
 }
 
 /* Anything -> utf8 through df__format_value. */
@@ -744,12 +739,7 @@ static df_errkind cast_from_string(const df_kargs *k, const df_xreg *a, int32_t 
             if (e) break;
         }
     });
-    if (e) {
-        df_vec_release(v);
-        return e;
-    }
-    df_kernel_done(k, v, out);
-    return DF_OK;
+    return df_kernel_finish(k, v, e, out);
 }
 
 /* Temporal <-> temporal and integer <-> temporal. */
@@ -812,12 +802,7 @@ static df_errkind cast_temporal(const df_kargs *k, const df_xreg *a, int32_t na,
         }
         write_int(v, i, r);
     });
-    if (e) {
-        df_vec_release(v);
-        return e;
-    }
-    df_kernel_done(k, v, out);
-    return DF_OK;
+    return df_kernel_finish(k, v, e, out);
 }
 
 /* Null -> anything: all NULL. */

@@ -463,12 +463,7 @@ static df_errkind like_kernel(const df_kargs *k, const df_xreg *a, int32_t na, d
     df_free(row_pat.lit);
     df_free(row_pat.tok);
     df_free(scratch);
-    if (e) {
-        df_vec_release(v);
-        return e;
-    }
-    df_kernel_done(k, v, out);
-    return DF_OK;
+    return df_kernel_finish(k, v, e, out);
 }
 
 static df_errkind like_kernel_for(const df_expr *call, df_kernel *out, df_error *err) {
@@ -603,12 +598,7 @@ static df_errkind regex_kernel(const df_kargs *k, const df_xreg *a, int32_t na, 
         if (m != ra->negate) df_bit_set(bits, i);
     });
     df_free(buf);
-    if (e) {
-        df_vec_release(v);
-        return e;
-    }
-    df_kernel_done(k, v, out);
-    return DF_OK;
+    return df_kernel_finish(k, v, e, out);
 }
 
 static df_errkind regex_kernel_for(const df_expr *call, df_kernel *out, df_error *err) {

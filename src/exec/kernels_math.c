@@ -239,12 +239,7 @@ static df_errkind int_math(const df_kargs *k, const df_xreg *a, int32_t na, df_x
         }
         o[i] = r;
     });
-    if (e) {
-        df_vec_release(v);
-        return e;
-    }
-    df_kernel_done(k, v, out);
-    return DF_OK;
+    return df_kernel_finish(k, v, e, out);
 }
 
 static df_errkind float_test(const df_kargs *k, const df_xreg *a, int32_t na, df_xreg *out) {
