@@ -282,6 +282,11 @@ df_errkind df_kernel_out(const df_kargs *k, int64_t data_cap, df_vec **out);
  * a constant argument is NULL).  Leaves no bitmap when nothing is NULL.
  */
 df_errkind df_kernel_and_validity(const df_kargs *k, const df_xreg *args, int32_t nargs, df_vec *out);
+/*
+ * A fixed-width output (df_kernel_out with no data) whose validity is the AND
+ * of the arguments' (df_kernel_and_validity); on failure *out is NULL.
+ */
+df_errkind df_kernel_out_valid(const df_kargs *k, const df_xreg *args, int32_t nargs, df_vec **out);
 /* Finishes a fixed-width output: sets the length, wraps it in out. */
 void df_kernel_done(const df_kargs *k, df_vec *v, df_xreg *out);
 /* Ends a kernel that computed into v with result e: on failure releases v and

@@ -59,6 +59,16 @@ void df_kernel_done(const df_kargs *k, df_vec *v, df_xreg *out) {
     out->vec = v;
 }
 
+df_errkind df_kernel_out_valid(const df_kargs *k, const df_xreg *args, int32_t nargs, df_vec **out) {
+    DF_TRY(df_kernel_out(k, 0, out));
+    df_errkind e = df_kernel_and_validity(k, args, nargs, *out);
+    if (e) {
+        df_vec_release(*out);
+        *out = NULL;
+    }
+    return e;
+}
+
 df_errkind df_kernel_finish(const df_kargs *k, df_vec *v, df_errkind e, df_xreg *out) {
     if (e) {
         df_vec_release(v);

@@ -145,12 +145,7 @@ static double part_value(part p, int64_t days, int64_t tod_ns, int64_t epoch_uni
 
 static df_errkind date_part_k(const df_kargs *k, const df_xreg *a, int32_t na, df_xreg *out) {
     df_vec *v;
-    DF_TRY(df_kernel_out(k, 0, &v));
-    df_errkind e = df_kernel_and_validity(k, a, na, v);
-    if (e) {
-        df_vec_release(v);
-        return e;
-    }
+    DF_TRY(df_kernel_out_valid(k, a, na, &v));
     const df_vec *x = a[1].vec;
     const df_type *t = x->type;
     int64_t off = t->id == DF_TYPE_TIMESTAMP ? tz_offset(t->timezone) : 0;
@@ -233,12 +228,7 @@ static df_errkind date_part_k(const df_kargs *k, const df_xreg *a, int32_t na, d
 
 static df_errkind date_trunc_k(const df_kargs *k, const df_xreg *a, int32_t na, df_xreg *out) {
     df_vec *v;
-    DF_TRY(df_kernel_out(k, 0, &v));
-    df_errkind e = df_kernel_and_validity(k, a, na, v);
-    if (e) {
-        df_vec_release(v);
-        return e;
-    }
+    DF_TRY(df_kernel_out_valid(k, a, na, &v));
     const df_type *t = a[1].vec->type;
     int64_t off = tz_offset(t->timezone), q = per_sec[t->unit];
     int32_t pn;
@@ -288,12 +278,7 @@ static df_errkind date_trunc_k(const df_kargs *k, const df_xreg *a, int32_t na, 
 
 static df_errkind make_date_k(const df_kargs *k, const df_xreg *a, int32_t na, df_xreg *out) {
     df_vec *v;
-    DF_TRY(df_kernel_out(k, 0, &v));
-    df_errkind e = df_kernel_and_validity(k, a, na, v);
-    if (e) {
-        df_vec_release(v);
-        return e;
-    }
+    DF_TRY(df_kernel_out_valid(k, a, na, &v));
     DF_FOR_SEL(k, i, {
         if (v->validity && !df_bit_get(v->validity->data, i)) continue;
         int32_t y = DF_VEC_VALUES(a[0].vec, int32_t)[a[0].is_const ? 0 : i];
@@ -313,12 +298,7 @@ static df_errkind make_date_k(const df_kargs *k, const df_xreg *a, int32_t na, d
 static df_errkind convert_k(const df_kargs *k, const df_xreg *a, int32_t na, df_xreg *out) {
     df_fn fn = (df_fn)(intptr_t)k->aux;
     df_vec *v;
-    DF_TRY(df_kernel_out(k, 0, &v));
-    df_errkind e = df_kernel_and_validity(k, a, na, v);
-    if (e) {
-        df_vec_release(v);
-        return e;
-    }
+    DF_TRY(df_kernel_out_valid(k, a, na, &v));
     const df_vec *x = a[0].vec;
     DF_FOR_SEL(k, i, {
         if (v->validity && !df_bit_get(v->validity->data, i)) continue;
@@ -392,12 +372,7 @@ static df_errkind temporal_interval(const df_kargs *k, const df_xreg *a, int32_t
     const df_xreg *tv = ileft ? &a[1] : &a[0], *iv = ileft ? &a[0] : &a[1];
     const df_type *t = tv->vec->type;
     df_vec *v;
-    DF_TRY(df_kernel_out(k, 0, &v));
-    df_errkind e = df_kernel_and_validity(k, a, na, v);
-    if (e) {
-        df_vec_release(v);
-        return e;
-    }
+    DF_TRY(df_kernel_out_valid(k, a, na, &v));
     int64_t off = t->id == DF_TYPE_TIMESTAMP ? tz_offset(t->timezone) : 0;
     DF_FOR_SEL(k, i, {
         if (v->validity && !df_bit_get(v->validity->data, i)) continue;
@@ -437,12 +412,7 @@ static df_errkind temporal_interval(const df_kargs *k, const df_xreg *a, int32_t
 /* date - date -> Duration(s); timestamp - timestamp -> Duration(unit). */
 static df_errkind temporal_diff(const df_kargs *k, const df_xreg *a, int32_t na, df_xreg *out) {
     df_vec *v;
-    DF_TRY(df_kernel_out(k, 0, &v));
-    df_errkind e = df_kernel_and_validity(k, a, na, v);
-    if (e) {
-        df_vec_release(v);
-        return e;
-    }
+    DF_TRY(df_kernel_out_valid(k, a, na, &v));
     bool dates = a[0].vec->type->id == DF_TYPE_DATE32;
     DF_FOR_SEL(k, i, {
         int64_t x, y, r;

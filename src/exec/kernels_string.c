@@ -558,12 +558,7 @@ static df_errkind concat_ws_k(const df_kargs *k, const df_xreg *a, int32_t na, d
 static df_errkind int32_result(const df_kargs *k, const df_xreg *a, int32_t na, df_xreg *out,
                                int32_t (*f)(const df_xreg *a, int64_t i)) {
     df_vec *v;
-    DF_TRY(df_kernel_out(k, 0, &v));
-    df_errkind e = df_kernel_and_validity(k, a, na, v);
-    if (e) {
-        df_vec_release(v);
-        return e;
-    }
+    DF_TRY(df_kernel_out_valid(k, a, na, &v));
     int32_t *o = (int32_t *)(void *)v->values->data;
     DF_FOR_SEL(k, i, {
         if (v->validity && !df_bit_get(v->validity->data, i)) {
