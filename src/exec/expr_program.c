@@ -144,6 +144,16 @@ static bool emit_sel_set(compiler *c, int32_t sel) {
     return true;
 }
 
+/* A boolean step `op` over args[0..nargs): its output register, or -1. */
+static int32_t emit_bool(compiler *c, xop op, const int32_t *args, int32_t nargs) {
+    xstep *s = add_step(c, op, nargs);
+    if (!s) return -1;
+    df__memcpy(s->args, args, (size_t)nargs * sizeof(int32_t));
+    s->type = df_type_bool();
+    s->out = new_reg(c);
+    return s->out;
+}
+
 static int32_t emit_call(compiler *c, const df_kernel *k, const int32_t *args, int32_t nargs, df_type *type) {
     xstep *s = add_step(c, XOP_CALL, nargs);
     if (!s) {
@@ -301,12 +311,7 @@ static int32_t compile_logic(compiler *c, const df_expr *e) {
         }
         if (!emit_sel_set(c, s0)) goto out;
     }
-    xstep *s = add_step(c, lazy ? (is_and ? XOP_AND_LAZY : XOP_OR_LAZY) : (is_and ? XOP_AND_DENSE : XOP_OR_DENSE), nm);
-    if (!s) goto out;
-    df__memcpy(s->args, margs, (size_t)nm * sizeof(int32_t));
-    s->type = df_type_bool();
-    s->out = new_reg(c);
-    r = s->out;
+    r = emit_bool(c, lazy ? (is_and ? XOP_AND_LAZY : XOP_OR_LAZY) : (is_and ? XOP_AND_DENSE : XOP_OR_DENSE), margs, nm);
 out:
     df_free(margs);
     return r;
@@ -350,23 +355,8 @@ static int32_t compile_in_list(compiler *c, const df_expr *e) {
         if (eqs[i] < 0) goto out;
     }
     if (x < 0) goto out;
-    xstep *s = add_step(c, XOP_OR_DENSE, n);
-    if (!s) goto out;
-    df__memcpy(s->args, eqs, (size_t)n * sizeof(int32_t));
-    s->type = df_type_bool();
-    s->out = new_reg(c);
-    r = s->out;
-    if (e->flag) {
-        xstep *nt = add_step(c, XOP_NOT, 1);
-        if (!nt) {
-            r = -1;
-            goto out;
-        }
-        nt->args[0] = r;
-        nt->type = df_type_bool();
-        nt->out = new_reg(c);
-        r = nt->out;
-    }
+    r = emit_bool(c, XOP_OR_DENSE, eqs, n);
+    if (r >= 0 && e->flag) r = emit_bool(c, XOP_NOT, &r, 1);
 out:
     df_free(eqs);
     return r;
@@ -422,13 +412,7 @@ static int32_t compile(compiler *c, const df_expr *e) {
     }
     case DF_EX_NOT: {
         int32_t a = compile(c, e->args[0]);
-        if (a < 0) return -1;
-        xstep *s = add_step(c, XOP_NOT, 1);
-        if (!s) return -1;
-        s->args[0] = a;
-        s->type = df_type_bool();
-        s->out = new_reg(c);
-        return s->out;
+        return a < 0 ? -1 : emit_bool(c, XOP_NOT, &a, 1);
     }
     case DF_EX_AND:
     case DF_EX_OR: return compile_logic(c, e);
