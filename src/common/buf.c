@@ -78,3 +78,11 @@ char *df_buf_take(df_buf *b) {
     b->len = b->cap = 0;
     return d;
 }
+
+df_errkind df_buf_take_text(df_buf *b, char **out, size_t *len, df_error *err) {
+    if (len) *len = b->len;
+    char *d = df_buf_take(b);
+    if (!d) return DF_OOM(err);
+    *out = d;
+    return DF_OK;
+}

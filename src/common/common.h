@@ -74,6 +74,12 @@ df_errkind df_buf_printf(df_buf *b, df_error *err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* Hands the data to the caller (free with df_free) and resets the buffer. */
 char *df_buf_take(df_buf *b);
+/*
+ * The same as a result that is never NULL: an empty buffer becomes an empty
+ * string the caller can free.  *len (may be NULL) receives the length, since
+ * text taken from data may hold NUL bytes.
+ */
+df_errkind df_buf_take_text(df_buf *b, char **out, size_t *len, df_error *err);
 
 /* ------------------------------------------------------------------------ */
 /* Strings.                                                                  */
@@ -83,6 +89,18 @@ int df_ascii_casecmp(const char *a, const char *b);
 int df_ascii_ncasecmp(const char *a, const char *b, size_t n);
 /* True if [s, s+n) is valid UTF-8. */
 bool df_utf8_valid(const uint8_t *s, size_t n);
+/*
+ * Decodes one code point at s[0..n) (n >= 1); returns the bytes consumed
+ * (>= 1).  An invalid or truncated sequence consumes one byte and yields
+ * U+FFFD, so a loop over hostile text always advances.
+ */
+size_t df_utf8_decode(const uint8_t *s, size_t n, uint32_t *cp);
+
+/* ------------------------------------------------------------------------ */
+/* Calendar: proleptic Gregorian days since 1970-01-01 (civil.c).            */
+
+int64_t df_days_from_civil(int64_t year, int month, int day);
+void df_civil_from_days(int64_t days, int64_t *year, int *month, int *day);
 
 /* ------------------------------------------------------------------------ */
 /* Hashing (non-cryptographic; for hash tables and track ids).               */

@@ -64,3 +64,40 @@ bool df_utf8_valid(const uint8_t *s, size_t n) {
     }
     return true;
 }
+
+size_t df_utf8_decode(const uint8_t *s, size_t n, uint32_t *cp) {
+    uint8_t c = s[0];
+    if (c < 0x80) {
+        *cp = c;
+        return 1;
+    }
+    size_t len;
+    uint32_t v, min;
+    if ((c & 0xE0) == 0xC0) {
+        len = 2; v = c & 0x1F; min = 0x80;
+    } else if ((c & 0xF0) == 0xE0) {
+        len = 3; v = c & 0x0F; min = 0x800;
+    } else if ((c & 0xF8) == 0xF0) {
+        len = 4; v = c & 0x07; min = 0x10000;
+    } else {
+        *cp = 0xFFFD;
+        return 1;
+    }
+    if (len > n) {
+        *cp = 0xFFFD;
+        return 1;
+    }
+    for (size_t i = 1; i < len; i++) {
+        if ((s[i] & 0xC0) != 0x80) {
+            *cp = 0xFFFD;
+            return 1;
+        }
+        v = (v << 6) | (s[i] & 0x3F);
+    }
+    if (v < min || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF)) {
+        *cp = 0xFFFD;
+        return 1;
+    }
+    *cp = v;
+    return len;
+}

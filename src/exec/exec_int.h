@@ -363,8 +363,6 @@ uint64_t df__hash_value(const df_vec *v, int64_t i);
 /* Formats one value of a vector as text the way CAST(x AS VARCHAR) does (appends to out). */
 df_errkind df__format_value(const df_vec *v, int64_t i, df_buf *out, df_error *err);
 /* Civil date helpers shared by casts and date functions. */
-int64_t df__days_from_civil(int64_t y, int m, int d);
-void df__civil_from_days(int64_t z, int64_t *y, int *m, int *d);
 /* Parses "YYYY-MM-DD" (with optional time part ignored when allow_time) into days. */
 bool df__parse_date(const char *s, size_t n, int32_t *days);
 /* Parses a timestamp text into units since the epoch (UTC offsets applied). */

@@ -48,28 +48,6 @@ static const int64_t per_sec[] = {1, 1000, 1000000, 1000000000};
 /* ------------------------------------------------------------------------ */
 /* Calendar                                                                  */
 
-int64_t df__days_from_civil(int64_t y, int m, int d) {
-    y -= m <= 2;
-    int64_t era = (y >= 0 ? y : y - 399) / 400;
-    int64_t yoe = y - era * 400;
-    int64_t doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + doe - 719468;
-}
-
-void df__civil_from_days(int64_t z, int64_t *y, int *m, int *d) {
-    z += 719468;
-    int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-    int64_t doe = z - era * 146097;
-    int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    int64_t yy = yoe + era * 400;
-    int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    int64_t mp = (5 * doy + 2) / 153;
-    *d = (int)(doy - (153 * mp + 2) / 5 + 1);
-    *m = (int)(mp < 10 ? mp + 3 : mp - 9);
-    *y = yy + (*m <= 2);
-}
-
 static int days_in_month(int64_t y, int m) {
     static const int dm[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
     if (m == 2 && ((y % 4 == 0 && y % 100 != 0) || y % 400 == 0)) return 29;
@@ -101,7 +79,7 @@ static bool parse_ymd(const char **p, const char *end, int64_t *days) {
     if (!digits(p, end, 1, 2, &d)) return false;
     if (neg) y = -y;
     if (m < 1 || m > 12 || d < 1 || d > days_in_month(y, (int)m)) return false;
-    *days = df__days_from_civil(y, (int)m, (int)d);
+    *days = df_days_from_civil(y, (int)m, (int)d);
     return true;
 }
 
@@ -254,7 +232,7 @@ static df_errkind fmt_double(df_buf *out, double d, bool is_f32, df_error *err) 
 static df_errkind fmt_date(df_buf *out, int64_t days, df_error *err) {
     int64_t y;
     int m, d;
-    df__civil_from_days(days, &y, &m, &d);
+    df_civil_from_days(days, &y, &m, &d);
     if (y < 0 || y > 9999) return df_buf_printf(out, err, "%+05" PRId64 "-%02d-%02d", y, m, d);
     return df_buf_printf(out, err, "%04" PRId64 "-%02d-%02d", y, m, d);
 }

@@ -44,12 +44,12 @@ static int64_t add_months(int64_t days, int64_t months) {
     if (!months) return days;
     int64_t y;
     int m, d;
-    df__civil_from_days(days, &y, &m, &d);
+    df_civil_from_days(days, &y, &m, &d);
     int64_t total = y * 12 + (m - 1) + months;
     int64_t ny = total >= 0 ? total / 12 : -((-total + 11) / 12);
     int nm = (int)(total - ny * 12) + 1;
     int dim = days_in_month(ny, nm);
-    return df__days_from_civil(ny, nm, d > dim ? dim : d);
+    return df_days_from_civil(ny, nm, d > dim ? dim : d);
 }
 
 /* Splits units-since-epoch into day number and time of day in nanoseconds. */
@@ -99,8 +99,8 @@ static void iso_week(int64_t days, int64_t *week, int64_t *iso_year) {
     int64_t thursday = days - dow + 3;
     int64_t y;
     int m, d;
-    df__civil_from_days(thursday, &y, &m, &d);
-    int64_t jan1 = df__days_from_civil(y, 1, 1);
+    df_civil_from_days(thursday, &y, &m, &d);
+    int64_t jan1 = df_days_from_civil(y, 1, 1);
     *week = (thursday - jan1) / 7 + 1;
     *iso_year = y;
 }
@@ -109,7 +109,7 @@ static void iso_week(int64_t days, int64_t *week, int64_t *iso_year) {
 static double part_value(part p, int64_t days, int64_t tod_ns, int64_t epoch_units, df_time_unit unit) {
     int64_t y;
     int m, d;
-    df__civil_from_days(days, &y, &m, &d);
+    df_civil_from_days(days, &y, &m, &d);
     int64_t sec_of_min = tod_ns / 1000000000LL % 60, sub_ns = tod_ns % 1000000000LL;
     switch (p) {
     case P_YEAR: return (double)y;
@@ -118,7 +118,7 @@ static double part_value(part p, int64_t days, int64_t tod_ns, int64_t epoch_uni
     case P_DAY: return d;
     case P_DOW: return (double)(((days % 7) + 7 + 4) % 7); /* Sunday = 0 */
     case P_ISODOW: return (double)((((days % 7) + 7 + 3) % 7) + 1);
-    case P_DOY: return (double)(days - df__days_from_civil(y, 1, 1) + 1);
+    case P_DOY: return (double)(days - df_days_from_civil(y, 1, 1) + 1);
     case P_WEEK: {
         int64_t w, iy;
         iso_week(days, &w, &iy);
@@ -244,11 +244,11 @@ static df_errkind date_trunc_k(const df_kargs *k, const df_xreg *a, int32_t na, 
         split_ts(x, t->unit, off, &days, &tod);
         int64_t y;
         int m, d;
-        df__civil_from_days(days, &y, &m, &d);
+        df_civil_from_days(days, &y, &m, &d);
         switch (p) {
-        case P_YEAR: days = df__days_from_civil(y, 1, 1), tod = 0; break;
-        case P_QUARTER: days = df__days_from_civil(y, (m - 1) / 3 * 3 + 1, 1), tod = 0; break;
-        case P_MONTH: days = df__days_from_civil(y, m, 1), tod = 0; break;
+        case P_YEAR: days = df_days_from_civil(y, 1, 1), tod = 0; break;
+        case P_QUARTER: days = df_days_from_civil(y, (m - 1) / 3 * 3 + 1, 1), tod = 0; break;
+        case P_MONTH: days = df_days_from_civil(y, m, 1), tod = 0; break;
         case P_WEEK: days -= ((days % 7) + 7 + 3) % 7, tod = 0; break;
         case P_DAY: tod = 0; break;
         case P_HOUR: tod -= tod % 3600000000000LL; break;
@@ -256,9 +256,9 @@ static df_errkind date_trunc_k(const df_kargs *k, const df_xreg *a, int32_t na, 
         case P_SECOND: tod -= tod % 1000000000LL; break;
         case P_MILLI: tod -= tod % 1000000LL; break;
         case P_MICRO: tod -= tod % 1000LL; break;
-        case P_DECADE: days = df__days_from_civil(y - ((y % 10) + 10) % 10, 1, 1), tod = 0; break;
-        case P_CENTURY: days = df__days_from_civil(y - ((y - 1) % 100 + 100) % 100, 1, 1), tod = 0; break;
-        case P_MILLENNIUM: days = df__days_from_civil(y - ((y - 1) % 1000 + 1000) % 1000, 1, 1), tod = 0; break;
+        case P_DECADE: days = df_days_from_civil(y - ((y % 10) + 10) % 10, 1, 1), tod = 0; break;
+        case P_CENTURY: days = df_days_from_civil(y - ((y - 1) % 100 + 100) % 100, 1, 1), tod = 0; break;
+        case P_MILLENNIUM: days = df_days_from_civil(y - ((y - 1) % 1000 + 1000) % 1000, 1, 1), tod = 0; break;
         default: break;
         }
         int64_t r;
@@ -288,7 +288,7 @@ static df_errkind make_date_k(const df_kargs *k, const df_xreg *a, int32_t na, d
             df_vec_release(v);
             return df_error_set(k->err, DF_ERR_EXECUTION, "unable to parse date from %d, %d, %d", y, m, d);
         }
-        DF_VEC_VALUES(v, int32_t)[i] = (int32_t)df__days_from_civil(y, m, d);
+        DF_VEC_VALUES(v, int32_t)[i] = (int32_t)df_days_from_civil(y, m, d);
     });
     df_kernel_done(k, v, out);
     return DF_OK;

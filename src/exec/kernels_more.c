@@ -83,13 +83,13 @@ static df_errkind to_ts_unit(const df_kargs *k, const df_xreg *a, int32_t na, df
 static int64_t add_months_days(int64_t days, int64_t months) {
     int64_t y;
     int m, d;
-    df__civil_from_days(days, &y, &m, &d);
+    df_civil_from_days(days, &y, &m, &d);
     int64_t tm = y * 12 + (m - 1) + months;
     int64_t ny = tm >= 0 ? tm / 12 : -((-tm + 11) / 12);
     int nm = (int)(tm - ny * 12) + 1;
     static const int mdays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
     int dim = mdays[nm - 1] + (nm == 2 && ((ny % 4 == 0 && ny % 100 != 0) || ny % 400 == 0));
-    return df__days_from_civil(ny, nm, d > dim ? dim : d);
+    return df_days_from_civil(ny, nm, d > dim ? dim : d);
 }
 
 static inline int64_t floor_div(int64_t a, int64_t b) { return a / b - ((a % b != 0) && ((a < 0) != (b < 0))); }
@@ -124,8 +124,8 @@ static df_errkind date_bin_k(const df_kargs *k, const df_xreg *a, int32_t na, df
             int64_t stod = src - sd * day_units, otod = origin - od * day_units;
             int64_t sy, oy;
             int sm, sdd, om, odd;
-            df__civil_from_days(sd, &sy, &sm, &sdd);
-            df__civil_from_days(od, &oy, &om, &odd);
+            df_civil_from_days(sd, &sy, &sm, &sdd);
+            df_civil_from_days(od, &oy, &om, &odd);
             int64_t diff = (sy * 12 + sm) - (oy * 12 + om);
             if (sdd < odd || (sdd == odd && stod < otod)) diff--;
             int64_t bins = floor_div(diff, months) * months;

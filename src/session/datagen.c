@@ -23,7 +23,7 @@
  *   events  event_id, event_time, user_id, event_type, payload, duration_ms,
  *           success                                        [+ event_date: date]
  */
-#include "session/fmt_int.h"
+#include "format/format.h"
 #include "session/session_int.h"
 
 #include <errno.h>
@@ -354,7 +354,7 @@ static void partition_value(const gen_table *t, int p, char *buf, size_t size) {
     if (t->part_is_date) {
         int64_t y;
         int m, d;
-        df__fmt_civil(DAY_2024 + p, &y, &m, &d);
+        df_civil_from_days(DAY_2024 + p, &y, &m, &d);
         snprintf(buf, size, "%04lld-%02d-%02d", (long long)y, m, d);
     } else {
         snprintf(buf, size, "region_%02d", p);
@@ -425,7 +425,7 @@ static df_errkind write_file(const df_datagen_options *o, const gen_table *t, co
     df_buf_init(&stats, 0);
     k = df_parquet_file_summary_json(&sum, &stats, err);
     df_parquet_file_summary_clear(&sum);
-    if (k == DF_OK) k = df__session_buf_take(&stats, &wf->stats, err);
+    if (k == DF_OK) k = df_buf_take_text(&stats, &wf->stats, NULL, err);
     df_buf_free(&stats);
     return k;
 }
@@ -459,7 +459,7 @@ static df_errkind schema_string(const gen_table *t, char **out, df_error *err) {
     df_json_array_end(&w);
     df_json_object_end(&w);
     df_errkind k = df_json_writer_finish(&w, err);
-    if (k == DF_OK) return df__session_buf_take(&b, out, err);
+    if (k == DF_OK) return df_buf_take_text(&b, out, NULL, err);
     df_buf_free(&b);
     return k;
 }

@@ -475,5 +475,5 @@ df_errkind df_session_options_get_json(const df_session_options *o, const char *
         df_buf_free(&b);
         return k;
     }
-    return df__session_buf_take(&b, out, err);
+    return df_buf_take_text(&b, out, NULL, err);
 }

@@ -19,7 +19,7 @@
  * (stages after the failure are not_started / prior_failure).  Keys are
  * written in sorted order, as the reference's reports are.
  */
-#include "session/fmt_int.h"
+#include "format/format.h"
 #include "session/session_int.h"
 
 #include "diag/diag.h"
@@ -252,7 +252,7 @@ static df_errkind profile_json(const preview_run *r, char **out, df_error *err) 
     df_buf_init(&b, 0);
     df_profile_meta meta = {"preview", r->opts.limit};
     df_errkind k = df_query_profile_json(r->profile, &meta, &b, err);
-    if (k == DF_OK) return df__session_buf_take(&b, out, err);
+    if (k == DF_OK) return df_buf_take_text(&b, out, NULL, err);
     df_buf_free(&b);
     return k;
 }
@@ -348,7 +348,7 @@ df_errkind df_table_preview(df_table *t, const df_preview_options *opts, df_prev
         df_buf timings;
         df_buf_init(&timings, 0);
         k = timings_json(&r, &timings, err);
-        if (k == DF_OK) k = df__session_buf_take(&timings, &r.result->timings, err);
+        if (k == DF_OK) k = df_buf_take_text(&timings, &r.result->timings, NULL, err);
         df_buf_free(&timings);
     }
     if (k == DF_OK) k = profile_json(&r, &r.result->profile, err);

@@ -189,7 +189,7 @@ df_errkind df_session_repr(df_session *s, char **out, df_error *err) {
     if (k == DF_OK) k = repr_names(&b, s, false, err);
     if (k == DF_OK) k = df_buf_append_char(&b, ')', err);
     pthread_mutex_unlock(&s->mu);
-    if (k == DF_OK) return df__session_buf_take(&b, out, err);
+    if (k == DF_OK) return df_buf_take_text(&b, out, NULL, err);
     df_buf_free(&b);
     return k;
 }
@@ -268,7 +268,7 @@ df_errkind df_table_repr(const df_table *t, char **out, df_error *err) {
                           (long long)e->snapshot_version);
     else if (k == DF_OK)
         k = df_buf_append_str(&b, "\")", err);
-    if (k == DF_OK) return df__session_buf_take(&b, out, err);
+    if (k == DF_OK) return df_buf_take_text(&b, out, NULL, err);
     df_buf_free(&b);
     return k;
 }
@@ -642,7 +642,7 @@ df_errkind df_table_schema_json(df_table *t, char **out, df_error *err) {
     df_json_array_end(&w);
     if (k == DF_OK) k = df_json_writer_finish(&w, err);
     df_buf_free(&type);
-    if (k == DF_OK) return df__session_buf_take(&b, out, err);
+    if (k == DF_OK) return df_buf_take_text(&b, out, NULL, err);
     df_buf_free(&b);
     return k;
 }

@@ -90,7 +90,7 @@ df_errkind df_delta_source_new(const char *uri, const df_value *version, const d
         df_buf b;
         df_buf_init(&b, 0);
         k = df__session_sanitize_uri(&b, uri, err);
-        if (k == DF_OK) k = df__session_buf_take(&b, &src->display, err);
+        if (k == DF_OK) k = df_buf_take_text(&b, &src->display, NULL, err);
         df_buf_free(&b);
     }
     if (k != DF_OK) {
@@ -114,7 +114,7 @@ df_errkind df_delta_source_repr(const df_delta_source *src, char **out, df_error
     if (k == DF_OK)
         k = src->version < 0 ? df_buf_append_str(&b, "None)", err)
                              : df_buf_printf(&b, err, "%lld)", (long long)src->version);
-    if (k == DF_OK) return df__session_buf_take(&b, out, err);
+    if (k == DF_OK) return df_buf_take_text(&b, out, NULL, err);
     df_buf_free(&b);
     return k;
 }
@@ -218,7 +218,7 @@ df_errkind df__session_resolve_location(const char *uri, char **location, char *
         *location = df_strdup(uri);
         k = *location ? df__session_sanitize_uri(&b, uri, err) : DF_OOM(err);
         if (k == DF_OK && (b.len == 0 || b.data[b.len - 1] != '/')) k = df_buf_append_char(&b, '/', err);
-        if (k == DF_OK) k = df__session_buf_take(&b, display, err);
+        if (k == DF_OK) k = df_buf_take_text(&b, display, NULL, err);
         goto done;
     } else {
         path = df_strdup(uri);
@@ -237,7 +237,7 @@ df_errkind df__session_resolve_location(const char *uri, char **location, char *
     k = df_buf_append_str(&b, "file://", err);
     if (k == DF_OK) k = append_url_path(&b, resolved, err);
     if (k == DF_OK && (b.len == 0 || b.data[b.len - 1] != '/')) k = df_buf_append_char(&b, '/', err);
-    if (k == DF_OK) k = df__session_buf_take(&b, display, err);
+    if (k == DF_OK) k = df_buf_take_text(&b, display, NULL, err);
 done:
     df_free(path);
     df_buf_free(&b);

@@ -8,51 +8,12 @@
  */
 #include "session/session_int.h"
 
-/* Decodes one UTF-8 code point at s[0..n); returns its length (>= 1) and the
- * code point, or length 1 and U+FFFD for an invalid sequence. */
-size_t df__session_utf8_decode(const uint8_t *s, size_t n, uint32_t *cp) {
-    uint8_t c = s[0];
-    if (c < 0x80) {
-        *cp = c;
-        return 1;
-    }
-    size_t len;
-    uint32_t v, min;
-    if ((c & 0xE0) == 0xC0) {
-        len = 2; v = c & 0x1F; min = 0x80;
-    } else if ((c & 0xF0) == 0xE0) {
-        len = 3; v = c & 0x0F; min = 0x800;
-    } else if ((c & 0xF8) == 0xF0) {
-        len = 4; v = c & 0x07; min = 0x10000;
-    } else {
-        *cp = 0xFFFD;
-        return 1;
-    }
-    if (len > n) {
-        *cp = 0xFFFD;
-        return 1;
-    }
-    for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xC0) != 0x80) {
-            *cp = 0xFFFD;
-            return 1;
-        }
-        v = (v << 6) | (s[i] & 0x3F);
-    }
-    if (v < min || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF)) {
-        *cp = 0xFFFD;
-        return 1;
-    }
-    *cp = v;
-    return len;
-}
-
 df_errkind df__session_escape_text(df_buf *out, const char *text, size_t n, df_error *err) {
     const uint8_t *s = (const uint8_t *)text;
     size_t i = 0;
     while (i < n) {
         uint32_t cp;
-        size_t len = df__session_utf8_decode(s + i, n - i, &cp);
+        size_t len = df_utf8_decode(s + i, n - i, &cp);
         i += len;
         switch (cp) {
         case '\t': DF_TRY(df_buf_append(out, "\\t", 2, err)); continue;
@@ -112,26 +73,6 @@ df_errkind df__session_sanitize_uri(df_buf *out, const char *uri, df_error *err)
     return df__session_escape_text(out, sep + host_start, rest - host_start, err);
 }
 
-df_errkind df__session_html_escape(df_buf *out, const char *s, size_t n, df_error *err) {
-    size_t run = 0;
-    for (size_t i = 0; i < n; i++) {
-        const char *rep = NULL;
-        switch (s[i]) {
-        case '&': rep = "&amp;"; break;
-        case '<': rep = "&lt;"; break;
-        case '>': rep = "&gt;"; break;
-        case '"': rep = "&quot;"; break;
-        case '\'': rep = "&#39;"; break;
-        default: continue;
-        }
-        if (i > run) DF_TRY(df_buf_append(out, s + run, i - run, err));
-        DF_TRY(df_buf_append_str(out, rep, err));
-        run = i + 1;
-    }
-    if (n > run) DF_TRY(df_buf_append(out, s + run, n - run, err));
-    return DF_OK;
-}
-
 /* Words that may not name a source or alias (compared case-insensitively), sorted. */
 static const char *const reserved_words[] = {
     "all", "alter", "analyze", "and", "anti", "as", "asof", "by", "case", "connect", "cross",
@@ -179,20 +120,4 @@ df_errkind df__session_check_name(const char *name, df_error *err) {
     df_error_set(err, DF_ERR_INVALID_SOURCE_NAME, "invalid Delta source name `%s`: %s", shown, reason);
     df_error_set_origin(err, "session");
     return DF_ERR_INVALID_SOURCE_NAME;
-}
-
-df_errkind df__session_buf_take_len(df_buf *b, char **out, size_t *len, df_error *err) {
-    if (len) *len = b->len;
-    return df__session_buf_take(b, out, err);
-}
-
-df_errkind df__session_buf_take(df_buf *b, char **out, df_error *err) {
-    if (!b->data) {
-        /* An empty result still needs a string the caller can free. */
-        *out = df_strdup("");
-        if (!*out) return DF_OOM(err);
-        return DF_OK;
-    }
-    *out = df_buf_take(b);
-    return DF_OK;
 }

@@ -1,5 +1,5 @@
 /*
- * libFuzzer target for the job-file TOML reader (src/session/job_toml.c):
+ * libFuzzer target for the job-file TOML reader (src/load/job_toml.c):
  * any bytes must either convert to JSON that our JSON parser accepts, or
  * fail with DF_ERR_CONFIG / DF_ERR_OUT_OF_MEMORY — never crash, hang or
  * leak.
@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "common/json.h"
-#include "session/job_int.h"
+#include "load/job_int.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "session/fmt_int.h"
+#include "common/tzif.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

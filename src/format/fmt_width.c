@@ -6,10 +6,9 @@
  * two, everything else one.  An emoji skin-tone modifier that follows a
  * wide character joins it and adds nothing.
  */
-#include "session/fmt_int.h"
-#include "session/session_int.h"
+#include "format/format_int.h"
 
-#include "session/fmt_width_table.h"
+#include "format/fmt_width_table.h"
 
 static bool in_ranges(const uint32_t (*r)[2], size_t n, uint32_t cp) {
     size_t lo = 0, hi = n;
@@ -42,7 +41,7 @@ size_t df__fmt_text_width(const char *s, size_t n) {
             continue;
         }
         uint32_t cp;
-        i += df__session_utf8_decode(p + i, n - i, &cp);
+        i += df_utf8_decode(p + i, n - i, &cp);
         int w = df__fmt_char_width(cp);
         if (cp >= 0x1F3FB && cp <= 0x1F3FF && prev == 2) w = 0;
         width += (size_t)w;

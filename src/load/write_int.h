@@ -2,14 +2,14 @@
  * SQL Server writes: internals shared by the planner (write_plan.c), the
  * single-output lifecycle (write.c), reports (write_report.c), write_all
  * with its caches (write_all.c, write_cache.c) and job files (job.c).
- * Nothing here is visible outside src/session/.
+ * Nothing here is visible outside src/load/ (and its tests).
  */
-#ifndef DF_SESSION_WRITE_INT_H
-#define DF_SESSION_WRITE_INT_H
+#ifndef DF_LOAD_WRITE_INT_H
+#define DF_LOAD_WRITE_INT_H
 
 #include "diag/diag.h"
 #include "mssql/mssql.h"
-#include "session/session_int.h"
+#include "session/session.h"
 
 /* ------------------------------------------------------------------------ */
 /* Output specs                                                              */

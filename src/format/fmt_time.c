@@ -13,7 +13,7 @@
  * All splits of an instant into seconds and sub-second parts use floor
  * division, so instants before 1970 render like after.
  */
-#include "session/fmt_int.h"
+#include "format/format_int.h"
 
 static const int64_t unit_per_second[] = {1, 1000, 1000000, 1000000000};
 static const int64_t nanos_per_unit[] = {1000000000, 1000000, 1000, 1};
@@ -24,24 +24,10 @@ static int64_t floor_div(int64_t a, int64_t b) {
     return q;
 }
 
-void df__fmt_civil(int64_t days, int64_t *year, int *month, int *day) {
-    /* Shift the epoch to 0000-03-01 so leap days fall at the end of a year,
-     * then split into 400-year eras of 146097 days. */
-    int64_t z = days + 719468;
-    int64_t era = floor_div(z, 146097);
-    int64_t doe = z - era * 146097;
-    int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    int64_t mp = (5 * doy + 2) / 153;
-    *day = (int)(doy - (153 * mp + 2) / 5 + 1);
-    *month = (int)(mp < 10 ? mp + 3 : mp - 9);
-    *year = yoe + era * 400 + (*month <= 2);
-}
-
 df_errkind df__fmt_date(df_buf *out, int64_t days, df_error *err) {
     int64_t y;
     int m, d;
-    df__fmt_civil(days, &y, &m, &d);
+    df_civil_from_days(days, &y, &m, &d);
     if (y >= 0 && y <= 9999) return df_buf_printf(out, err, "%04lld-%02d-%02d", (long long)y, m, d);
     return df_buf_printf(out, err, "%+05lld-%02d-%02d", (long long)y, m, d);
 }

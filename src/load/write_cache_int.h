@@ -3,8 +3,8 @@
  * memory up to a byte budget and spilled to an unlinked temporary file
  * beyond it, read back through a table provider.
  */
-#ifndef DF_SESSION_WRITE_CACHE_INT_H
-#define DF_SESSION_WRITE_CACHE_INT_H
+#ifndef DF_LOAD_WRITE_CACHE_INT_H
+#define DF_LOAD_WRITE_CACHE_INT_H
 
 #include "columnar/table_provider.h"
 #include "common/common.h"

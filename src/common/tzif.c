@@ -9,7 +9,7 @@
  * evaluate per year.  The file is untrusted input: every count is checked
  * against the bytes present and capped before anything is allocated.
  */
-#include "session/fmt_int.h"
+#include "common/tzif.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,15 +58,6 @@ void df__tz_free(df_tz *tz) {
 /* ------------------------------------------------------------------------ */
 /* Calendar helpers                                                          */
 
-static int64_t days_from_civil(int64_t y, int m, int d) {
-    y -= m <= 2;
-    int64_t era = (y >= 0 ? y : y - 399) / 400;
-    int64_t yoe = y - era * 400;
-    int64_t doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
-    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + doe - 719468;
-}
-
 static bool is_leap(int64_t y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
 
 static int month_days(int64_t y, int m) {
@@ -76,10 +67,10 @@ static int month_days(int64_t y, int m) {
 
 /* The day (since epoch) a rule selects in year y. */
 static int64_t rule_day(const tz_rule *r, int64_t y) {
-    int64_t jan1 = days_from_civil(y, 1, 1);
+    int64_t jan1 = df_days_from_civil(y, 1, 1);
     if (r->form == 'J') return jan1 + r->day - 1 + (is_leap(y) && r->day >= 60);
     if (r->form == 'N') return jan1 + r->day;
-    int64_t first = days_from_civil(y, r->month, 1);
+    int64_t first = df_days_from_civil(y, r->month, 1);
     int wday_first = (int)(((first + 4) % 7 + 7) % 7);   /* 1970-01-01 was a Thursday */
     int64_t day = first + (r->day - wday_first + 7) % 7 + (int64_t)(r->week - 1) * 7;
     while (day >= first + month_days(y, r->month)) day -= 7;
@@ -90,7 +81,7 @@ static int32_t posix_offset_at(const tz_posix *p, int64_t t) {
     if (!p->has_dst) return p->std_off;
     int64_t y;
     int m, d;
-    df__fmt_civil((t + p->std_off) / 86400 - ((t + p->std_off) % 86400 < 0), &y, &m, &d);
+    df_civil_from_days((t + p->std_off) / 86400 - ((t + p->std_off) % 86400 < 0), &y, &m, &d);
     int64_t start = rule_day(&p->start, y) * 86400 + p->start.time - p->std_off;
     int64_t end = rule_day(&p->end, y) * 86400 + p->end.time - p->dst_off;
     bool dst = start < end ? (t >= start && t < end) : !(t >= end && t < start);

@@ -16,7 +16,7 @@
  * final flush, so the CPU of encoding and sending is attributed to the
  * stage the writer is in, on the output's owner track.
  */
-#include "session/write_int.h"
+#include "load/write_int.h"
 
 #include "diag/diag.h"
 

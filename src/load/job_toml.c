@@ -14,7 +14,7 @@
  * (MAX_BYTES), redefinitions are errors, and errors name the line (never
  * the value: a job file may hold a connection string).
  */
-#include "session/job_int.h"
+#include "load/job_int.h"
 
 #include <errno.h>
 #include <math.h>

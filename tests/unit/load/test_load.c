@@ -8,9 +8,9 @@
 #include <stdlib.h>
 
 #include "common/json.h"
-#include "session/job_int.h"
-#include "session/write_cache_int.h"
-#include "session/write_int.h"
+#include "load/job_int.h"
+#include "load/write_cache_int.h"
+#include "load/write_int.h"
 
 static df_error fresh(void) {
     df_error e;

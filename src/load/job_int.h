@@ -2,8 +2,8 @@
  * Job files (job.c, job_toml.c): TOML or JSON descriptions of a load run
  * by `deltafunnel load` (docs/jobs.md).
  */
-#ifndef DF_SESSION_JOB_INT_H
-#define DF_SESSION_JOB_INT_H
+#ifndef DF_LOAD_JOB_INT_H
+#define DF_LOAD_JOB_INT_H
 
 #include "common/common.h"
 #include "common/json.h"

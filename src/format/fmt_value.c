@@ -7,7 +7,7 @@
  * context's null text ("" in text grids, "null" in HTML).  Nesting depth is
  * bounded by the type, which the columnar layer caps.
  */
-#include "session/fmt_int.h"
+#include "format/format_int.h"
 
 #define MAX_FORMAT_DEPTH 64
 

@@ -18,8 +18,8 @@
  *      the session never see a cache;
  *   6. source reports and the workflow report.
  */
-#include "session/write_cache_int.h"
-#include "session/write_int.h"
+#include "load/write_cache_int.h"
+#include "load/write_int.h"
 
 #include <stdio.h>
 
@@ -393,7 +393,7 @@ static df_errkind materialize(wa_run *r, wa_alias *a, const df_write_options *wo
         df_buf b;
         df_buf_init(&b, 0);
         df_profile_meta meta = {"write_all_cache_alias", -1};
-        if (df_query_profile_json(profile, &meta, &b, NULL) == DF_OK) df__session_buf_take(&b, &a->profile, NULL);
+        if (df_query_profile_json(profile, &meta, &b, NULL) == DF_OK) df_buf_take_text(&b, &a->profile, NULL, NULL);
         df_buf_free(&b);
         df_exec_profile_release(profile);
     }
@@ -939,7 +939,7 @@ df_errkind df_session_write_all(df_session *s, df_output_spec *const *specs, int
                            k != DF_OK ? "Failed" : ok ? "Completed" : "Completed with failures", NULL, NULL, 0, 0, 0);
     }
     df__session_read_end(s);
-    if (k == DF_OK) k = df__session_buf_take(&out, report_json, err);
+    if (k == DF_OK) k = df_buf_take_text(&out, report_json, NULL, err);
     df_buf_free(&out);
     run_free(&r);
     return k;

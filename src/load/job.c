@@ -16,8 +16,8 @@
  * source paths resolve against the job file's directory.  Every key is
  * checked: unknown keys are errors naming the key and its section.
  */
-#include "session/job_int.h"
-#include "session/write_int.h"
+#include "load/job_int.h"
+#include "load/write_int.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -259,7 +259,7 @@ static df_errkind read_file(const char *path, char **out, size_t *len, df_error 
     fclose(f);
     if (k == DF_OK) {
         *len = b.len;
-        k = df__session_buf_take(&b, out, err);
+        k = df_buf_take_text(&b, out, NULL, err);
     }
     df_buf_free(&b);
     return k;

@@ -17,7 +17,7 @@
  *     rejects values with a time of day row by row (the reference can only
  *     fail planning).
  */
-#include "session/write_int.h"
+#include "load/write_int.h"
 
 #include <stdio.h>
 
@@ -422,10 +422,10 @@ df_errkind df__write_plan_build(const df_schema *schema, const df_schema_opts *s
     if (k == DF_OK) k = df__write_quote(&b, schema_name, err);
     if (k == DF_OK) k = df_buf_append_char(&b, '.', err);
     if (k == DF_OK) k = df__write_quote(&b, table, err);
-    if (k == DF_OK) k = df__session_buf_take(&b, &p->quoted_target, err);
+    if (k == DF_OK) k = df_buf_take_text(&b, &p->quoted_target, NULL, err);
     if (k == DF_OK && mode == DF_LOAD_CREATE_AND_LOAD) {
         k = df__write_render_ddl(p, schema_name, table, NULL, &b, err);
-        if (k == DF_OK) k = df__session_buf_take(&b, &p->ddl, err);
+        if (k == DF_OK) k = df_buf_take_text(&b, &p->ddl, NULL, err);
     }
     df_buf_free(&b);
     if (k != DF_OK) df__write_plan_clear(p);

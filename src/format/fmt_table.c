@@ -18,8 +18,7 @@
  * header cells showing the name and the Arrow type, numeric columns marked
  * "df-num", nulls as "null", everything escaped.
  */
-#include "session/fmt_int.h"
-#include "session/session_int.h"
+#include "format/format_int.h"
 
 /* Rendered cells of the shown rows, row-major, plus the header names. */
 typedef struct cell_grid {
@@ -202,7 +201,7 @@ df_errkind df__fmt_text_table(const df_fmt_input *in, char **out, size_t *len, d
     df_buf_init(&b, 0);
     if (shown_rows(in) == 0 || in->schema->nfields == 0) {
         DF_TRY(df_buf_append_str(&b, "++\n++", err));
-        return df__session_buf_take_len(&b, out, len, err);
+        return df_buf_take_text(&b, out, len, err);
     }
     cell_grid g;
     df_errkind k = grid_build(in, "", &g, err);
@@ -216,7 +215,7 @@ df_errkind df__fmt_text_table(const df_fmt_input *in, char **out, size_t *len, d
         df_buf_free(&b);
         return k;
     }
-    return df__session_buf_take_len(&b, out, len, err);
+    return df_buf_take_text(&b, out, len, err);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -254,9 +253,9 @@ static df_errkind html_header(df_buf *out, const df_schema *s, df_error *err) {
         df_buf_reset(&type);
         k = df_type_display(f->type, &type, err);
         if (k == DF_OK) k = df_buf_append_str(out, numeric_type(f->type) ? "<th class=\"df-num\"><span>" : "<th><span>", err);
-        if (k == DF_OK) k = df__session_html_escape(out, f->name, strlen(f->name), err);
+        if (k == DF_OK) k = df__fmt_html_escape(out, f->name, strlen(f->name), err);
         if (k == DF_OK) k = df_buf_append_str(out, "</span><br><span class=\"df-type\">", err);
-        if (k == DF_OK) k = df__session_html_escape(out, type.data ? type.data : "", type.len, err);
+        if (k == DF_OK) k = df__fmt_html_escape(out, type.data ? type.data : "", type.len, err);
         if (k == DF_OK) k = df_buf_append_str(out, "</span></th>", err);
     }
     df_buf_free(&type);
@@ -272,7 +271,7 @@ static df_errkind html_body(df_buf *out, const df_fmt_input *in, const cell_grid
             size_t i = (size_t)r * (size_t)g->cols + (size_t)c;
             bool num = numeric_type(in->schema->fields[c].type);
             DF_TRY(df_buf_append_str(out, num ? "<td class=\"df-num\">" : "<td>", err));
-            DF_TRY(df__session_html_escape(out, g->text.data + g->start[i], g->len[i], err));
+            DF_TRY(df__fmt_html_escape(out, g->text.data + g->start[i], g->len[i], err));
             DF_TRY(df_buf_append_str(out, "</td>", err));
         }
         DF_TRY(df_buf_append_str(out, "</tr>", err));
@@ -313,5 +312,25 @@ df_errkind df__fmt_html_table(const df_fmt_input *in, char **out, size_t *len, d
         df_buf_free(&b);
         return k;
     }
-    return df__session_buf_take_len(&b, out, len, err);
+    return df_buf_take_text(&b, out, len, err);
 }
+df_errkind df__fmt_html_escape(df_buf *out, const char *s, size_t n, df_error *err) {
+    size_t run = 0;
+    for (size_t i = 0; i < n; i++) {
+        const char *rep = NULL;
+        switch (s[i]) {
+        case '&': rep = "&amp;"; break;
+        case '<': rep = "&lt;"; break;
+        case '>': rep = "&gt;"; break;
+        case '"': rep = "&quot;"; break;
+        case '\'': rep = "&#39;"; break;
+        default: continue;
+        }
+        if (i > run) DF_TRY(df_buf_append(out, s + run, i - run, err));
+        DF_TRY(df_buf_append_str(out, rep, err));
+        run = i + 1;
+    }
+    if (n > run) DF_TRY(df_buf_append(out, s + run, n - run, err));
+    return DF_OK;
+}
+

@@ -7,8 +7,7 @@
 
 #include <math.h>
 
-#include "session/fmt_int.h"
-#include "session/session_int.h"
+#include "format/format_int.h"
 
 /* ------------------------------------------------------------------------ */
 /* Helpers                                                                   */

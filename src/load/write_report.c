@@ -4,7 +4,7 @@
  * an output reads) and source reports (core-spec 5.1, 5.2).  Keys are
  * written in sorted order, as the reference's reports are.
  */
-#include "session/write_int.h"
+#include "load/write_int.h"
 
 #include <stdio.h>
 

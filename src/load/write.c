@@ -28,7 +28,7 @@
  * Output failures are returned as DF_ERR_MSSQL_WRITE_PHASE with the
  * reference's failure context (core-spec 5.5).
  */
-#include "session/write_int.h"
+#include "load/write_int.h"
 
 #include <stdio.h>
 
@@ -133,7 +133,7 @@ df_errkind df_output_spec_repr(const df_output_spec *s, char **out, df_error *er
         if (k == DF_OK) k = df_buf_append_char(&b, '"', err);
     }
     if (k == DF_OK) k = df_buf_append_char(&b, ')', err);
-    if (k == DF_OK) return df__session_buf_take(&b, out, err);
+    if (k == DF_OK) return df_buf_take_text(&b, out, NULL, err);
     df_buf_free(&b);
     return k;
 }
@@ -386,7 +386,7 @@ static df_errkind quote2(const char *schema, const char *table, char **out, df_e
     df_errkind k = df__write_quote(&b, schema, err);
     if (k == DF_OK) k = df_buf_append_char(&b, '.', err);
     if (k == DF_OK) k = df__write_quote(&b, table, err);
-    if (k == DF_OK) return df__session_buf_take(&b, out, err);
+    if (k == DF_OK) return df_buf_take_text(&b, out, NULL, err);
     df_buf_free(&b);
     return k;
 }
@@ -1256,7 +1256,7 @@ static df_errkind profile_json(wrun *r, char **out, df_error *err) {
     df_buf_init(&b, 0);
     df_profile_meta meta = {"mssql_output", -1};
     df_errkind k = df_query_profile_json(r->profile, &meta, &b, err);
-    if (k == DF_OK) return df__session_buf_take(&b, out, err);
+    if (k == DF_OK) return df_buf_take_text(&b, out, NULL, err);
     df_buf_free(&b);
     return k;
 }
@@ -1485,7 +1485,7 @@ static void failure_error(wrun *r, const df_wtimings *ts, df_write_result *res, 
     df_buf_init(&rep, 0);
     df_buf_init(&ctx, 0);
     if (build_report(r, true, ts, &rep, NULL) == DF_OK && build_context(r, ts, rep.data, &ctx, NULL) == DF_OK) {
-        df__session_buf_take(&rep, &res->report, NULL);
+        df_buf_take_text(&rep, &res->report, NULL, NULL);
         res->context = df_strdup(ctx.data);
     }
     df_buf_free(&rep);
@@ -1509,7 +1509,7 @@ static void fill_result(const wrun *r, bool failed, df_write_result *res) {
     df_json_writer w;
     df_json_writer_init(&w, &b, 0);
     batch_shaping(&w, r, failed);
-    if (df_json_writer_finish(&w, NULL) == DF_OK) df__session_buf_take(&b, &res->batch_shaping, NULL);
+    if (df_json_writer_finish(&w, NULL) == DF_OK) df_buf_take_text(&b, &res->batch_shaping, NULL, NULL);
     df_buf_free(&b);
 }
 
@@ -1562,7 +1562,7 @@ df_errkind df__write_run(const df_output_spec *spec, const df_write_options *opt
         df_buf b;
         df_buf_init(&b, 0);
         k = build_report(&r, false, &ts, &b, err);
-        if (k == DF_OK) k = df__session_buf_take(&b, &res->report, err);
+        if (k == DF_OK) k = df_buf_take_text(&b, &res->report, NULL, err);
         df_buf_free(&b);
         log_output(&r, "output.completed", DF_LOG_INFO);
     }
@@ -1585,7 +1585,7 @@ static df_errkind dry_run(const df_output_spec *spec, const df_write_options *op
     df_errkind k = df__write_dry_run_report(spec, &w, err);
     df_errkind k2 = df_json_writer_finish(&w, k == DF_OK ? err : NULL);
     if (k == DF_OK) k = k2;
-    if (k == DF_OK) k = df__session_buf_take(&b, out, err);
+    if (k == DF_OK) k = df_buf_take_text(&b, out, NULL, err);
     df_buf_free(&b);
     df__write_progress(opts, DF_PROGRESS_FINISHED, k == DF_OK ? "Completed" : "Failed", NULL, NULL, 0, 0, 0);
     return k;

@@ -18,7 +18,7 @@
  * value is the shortest round-trip representation, and the nearest one of
  * that length.
  */
-#include "session/fmt_int.h"
+#include "format/format_int.h"
 
 #include <math.h>
 #include <stdio.h>

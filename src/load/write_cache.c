@@ -15,7 +15,7 @@
  * pread()s of one batch at a time, checked against the index sizes, so a
  * scan holds one spilled batch per worker in memory.
  */
-#include "session/write_cache_int.h"
+#include "load/write_cache_int.h"
 
 #include <errno.h>
 #include <fcntl.h>

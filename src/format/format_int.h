@@ -2,29 +2,13 @@
  * Preview formatting internals: value rendering (Arrow display rules),
  * display widths, time zones, and the text grid / HTML builders.
  */
-#ifndef DF_SESSION_FMT_INT_H
-#define DF_SESSION_FMT_INT_H
+#ifndef DF_FORMAT_FORMAT_INT_H
+#define DF_FORMAT_FORMAT_INT_H
 
 #include "columnar/columnar.h"
 #include "common/common.h"
-
-/* ------------------------------------------------------------------------ */
-/* Time zones (fmt_tz.c)                                                     */
-
-typedef struct df_tz df_tz;
-
-/*
- * Resolves an Arrow timezone string: "UTC"/"Z", fixed offsets "+HH:MM",
- * "+HHMM", "+HH", or an IANA name read from the system zoneinfo database
- * (TZif files; a bounded parser).  Unknown names -> DF_ERR_UNSUPPORTED.
- * Free with df__tz_free.
- */
-df_errkind df__tz_open(const char *name, df_tz **out, df_error *err);
-void df__tz_free(df_tz *tz);
-/* Offset from UTC, in seconds, in effect at `utc_seconds`. */
-int32_t df__tz_offset_at(const df_tz *tz, int64_t utc_seconds);
-/* Parses a TZif image (for the zoneinfo loader and the fuzzer). */
-df_errkind df__tz_parse_tzif(const uint8_t *data, size_t len, df_tz **out, df_error *err);
+#include "common/tzif.h"
+#include "format/format.h"
 
 /* ------------------------------------------------------------------------ */
 /* Value rendering (fmt_number.c, fmt_time.c, fmt_value.c)                   */
@@ -36,8 +20,6 @@ df_errkind df__fmt_float16(df_buf *out, uint16_t bits, df_error *err);
 df_errkind df__fmt_decimal128(df_buf *out, df_i128 v, int scale, df_error *err);
 df_errkind df__fmt_decimal256(df_buf *out, const uint8_t *le32, int scale, df_error *err);
 
-/* Civil date from days since 1970-01-01. */
-void df__fmt_civil(int64_t days, int64_t *year, int *month, int *day);
 df_errkind df__fmt_date(df_buf *out, int64_t days, df_error *err);
 /* "YYYY-MM-DDTHH:MM:SS[.fff|.ffffff|.fffffffff]" of a naive instant in `unit`. */
 df_errkind df__fmt_naive_datetime(df_buf *out, int64_t value, df_time_unit unit, df_error *err);
@@ -68,21 +50,8 @@ df_errkind df__fmt_value(df_buf *out, df_fmt_ctx *ctx, const df_vec *v, int64_t 
 int df__fmt_char_width(uint32_t cp);
 /* Display columns of a UTF-8 line. */
 size_t df__fmt_text_width(const char *s, size_t n);
+/* Appends `s` with & < > " ' replaced by entities. */
+df_errkind df__fmt_html_escape(df_buf *out, const char *s, size_t n, df_error *err);
 
-/* A collected result: batches of one schema.  Borrowed by the formatters. */
-typedef struct df_fmt_input {
-    const df_schema *schema;        /* column names and types */
-    df_batch *const *batches;       /* in order */
-    int64_t nbatches;
-    int64_t max_rows;               /* rows to show; < 0 = all */
-} df_fmt_input;
-
-/*
- * The Arrow pretty-printer grid ("++\n++" when there are no rows).  Caller
- * frees *out; *len (may be NULL) is its length: data may contain NUL bytes.
- */
-df_errkind df__fmt_text_table(const df_fmt_input *in, char **out, size_t *len, df_error *err);
-/* The preview HTML.  Caller frees *out; *len as above. */
-df_errkind df__fmt_html_table(const df_fmt_input *in, char **out, size_t *len, df_error *err);
 
 #endif
