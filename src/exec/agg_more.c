@@ -410,7 +410,7 @@ static double as_double(const df__aggm *m, const uint8_t *p) {
         df__memcpy(&x, p, 16);
         int pr, sc;
         double d = (double)x;
-        if (sqlt_decimal_ps(m->in_type, &pr, &sc))
+        if (df__sqlt_decimal_ps(m->in_type, &pr, &sc))
             for (int i = 0; i < sc; i++) d /= 10;
         return d;
     }

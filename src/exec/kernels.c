@@ -232,7 +232,7 @@ static df_errkind unsupported(const df_expr *call, df_error *err) {
     for (int32_t i = 0; i < call->nargs && used < sizeof types - 40; i++) {
         df_buf b;
         df_buf_init(&b, 128);
-        if (sqlt_display(call->args[i]->type, &b, NULL) == DF_OK && b.data) {
+        if (df__sqlt_display(call->args[i]->type, &b, NULL) == DF_OK && b.data) {
             int n = snprintf(types + used, sizeof types - used, "%s%s", i ? ", " : "", b.data);
             if (n > 0) used += (size_t)n;
         }

@@ -357,8 +357,8 @@ static df_errkind dec_neg(const df_kargs *k, const df_xreg *a, int32_t na, df_xr
 
 static df_errkind dec_kernel(const df_expr *call, df_kernel *out, df_error *err) {
     int p1, s1, p2, s2, p, s;
-    if (!sqlt_decimal_ps(call->args[0]->type, &p1, &s1) || !sqlt_decimal_ps(call->args[1]->type, &p2, &s2) ||
-        !sqlt_decimal_ps(call->type, &p, &s))
+    if (!df__sqlt_decimal_ps(call->args[0]->type, &p1, &s1) || !df__sqlt_decimal_ps(call->args[1]->type, &p2, &s2) ||
+        !df__sqlt_decimal_ps(call->type, &p, &s))
         return DF_OK;
     if (call->type->id != DF_TYPE_DECIMAL128 || call->args[0]->type->id != DF_TYPE_DECIMAL128 ||
         call->args[1]->type->id != DF_TYPE_DECIMAL128)

@@ -451,9 +451,9 @@ static df_errkind cast_numeric(const df_kargs *k, const df_xreg *a, int32_t na, 
     }
     df_type_id to = ca->to->id, from = ca->from->id;
     int ps, ss;
-    bool to_dec = sqlt_decimal_ps(ca->to, &ps, &ss);
+    bool to_dec = df__sqlt_decimal_ps(ca->to, &ps, &ss);
     int fp, fs;
-    bool from_dec = sqlt_decimal_ps(ca->from, &fp, &fs);
+    bool from_dec = df__sqlt_decimal_ps(ca->from, &fp, &fs);
     if (to == DF_TYPE_BOOL) memset(v->values->data, 0, (size_t)df_bitmap_bytes(k->n));
     DF_FOR_SEL(k, i, {
         if (!out_valid(v, i)) continue;
@@ -709,7 +709,7 @@ static df_errkind cast_from_string(const df_kargs *k, const df_xreg *a, int32_t 
             char tn[48];
             df_buf tb;
             df_buf_init(&tb, 64);
-            if (sqlt_display(to, &tb, NULL) == DF_OK && tb.data) snprintf(tn, sizeof tn, "%s", tb.data);
+            if (df__sqlt_display(to, &tb, NULL) == DF_OK && tb.data) snprintf(tn, sizeof tn, "%s", tb.data);
             else snprintf(tn, sizeof tn, "the target type");
             df_buf_free(&tb);
             snprintf(msg, sizeof msg, "cannot cast string '%.*s' to %s", n > 40 ? 40 : n, s, tn);
@@ -855,7 +855,7 @@ static df_errkind cast_string_interval(const df_kargs *k, const df_xreg *a, int3
         const uint8_t *s = df_vec_bytes(a[0].vec, a[0].is_const ? 0 : i, &n);
         int32_t months = 0, days = 0;
         int64_t nanos = 0;
-        if (sqlt_parse_interval((const char *)s, (size_t)n, NULL, &months, &days, &nanos)) {
+        if (df__sqlt_parse_interval((const char *)s, (size_t)n, NULL, &months, &days, &nanos)) {
             if (ca->try_cast) {
                 DF_TRY(df_vec_ensure_validity(v, k->n, k->err));
                 df_bit_clear(v->validity->data, i);
@@ -945,8 +945,8 @@ df_errkind df_kernel_for_cast(const df_type *from, const df_type *to, bool try_c
         df_buf a, b;
         df_buf_init(&a, 128);
         df_buf_init(&b, 128);
-        sqlt_display(from, &a, NULL);
-        sqlt_display(to, &b, NULL);
+        df__sqlt_display(from, &a, NULL);
+        df__sqlt_display(to, &b, NULL);
         df_errkind k = df_error_set(err, DF_ERR_SQL_UNSUPPORTED, "casting %s to %s is not supported",
                                     a.data ? a.data : "?", b.data ? b.data : "?");
         df_buf_free(&a);

@@ -853,7 +853,7 @@ static df_errkind define(const df_agg *la, agg_def *d, df_error *err) {
     }
     if (d->acc >= ACC_MIN && df_type_is_nested(t))
         return df_error_set(err, DF_ERR_SQL_UNSUPPORTED, "min/max over nested types is not supported");
-    if (sqlt_decimal_ps(t, &p, &s)) d->in_scale = s;
+    if (df__sqlt_decimal_ps(t, &p, &s)) d->in_scale = s;
     /* Partial state columns. */
     if (d->acc == ACC_AVG_F64) {
         d->nstate = 2;

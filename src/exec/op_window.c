@@ -177,7 +177,7 @@ static int64_t per_sec_of(const df_type *t) {
 static double dec_scale(const df_type *t) {
     int p, s;
     double d = 1;
-    if (sqlt_decimal_ps(t, &p, &s))
+    if (df__sqlt_decimal_ps(t, &p, &s))
         for (int i = 0; i < s; i++) d *= 10;
     return d;
 }
@@ -541,7 +541,7 @@ static df_errkind slide_emit(const df_window *w, const slide *s, int64_t frame_r
     if (w->agg == DF_AGG_AVG) {
         if (nk == NK_DEC) {
             int p, os;
-            sqlt_decimal_ps(w->type, &p, &os);
+            df__sqlt_decimal_ps(w->type, &p, &os);
             DF_VEC_VALUES(v, df_i128)[row] = s->sd * pow10i(os - in_scale) / s->cnt;
         } else {
             DF_VEC_VALUES(v, double)[row] = s->sf / (double)s->cnt;
@@ -565,7 +565,7 @@ static df_errkind sliding_agg(const df_window *w, const layout *l, const range_k
     df_vec *v = *out;
     num_kind nk = x && w->agg != DF_AGG_COUNT ? num_kind_of(x->type) : NK_INT;
     int p_, in_scale = 0;
-    if (x && nk == NK_DEC) sqlt_decimal_ps(x->type, &p_, &in_scale);
+    if (x && nk == NK_DEC) df__sqlt_decimal_ps(x->type, &p_, &in_scale);
     bool avg = w->agg == DF_AGG_AVG, count_only = w->agg == DF_AGG_COUNT;
     slide s;
     int64_t cs = 0, ce = 0; /* current frame */

@@ -427,7 +427,7 @@ df_errkind df__scalar_format(const df_scalar *s, df_buf *out, df_error *err) {
                              s->v.interval.days, s->v.interval.nanos);
     default: {
         DF_TRY(df_buf_append_char(out, '<', err));
-        DF_TRY(sqlt_display(s->type, out, err));
+        DF_TRY(df__sqlt_display(s->type, out, err));
         return df_buf_append_char(out, '>', err);
     }
     }
@@ -452,7 +452,7 @@ df_errkind df__scalar_display(const df_scalar *s, df_buf *out, df_error *err) {
     case DF_TYPE_INT8: case DF_TYPE_INT16: case DF_TYPE_INT32: case DF_TYPE_INT64:
     case DF_TYPE_UINT8: case DF_TYPE_UINT16: case DF_TYPE_UINT32: case DF_TYPE_UINT64:
     case DF_TYPE_FLOAT32: case DF_TYPE_FLOAT64: {
-        DF_TRY(sqlt_display(s->type, out, err));
+        DF_TRY(df__sqlt_display(s->type, out, err));
         DF_TRY(df_buf_append_char(out, '(', err));
         DF_TRY(df__scalar_format(s, out, err));
         return df_buf_append_char(out, ')', err);
@@ -482,7 +482,7 @@ df_errkind df__expr_display(const df_expr *e, df_buf *out, df_error *err) {
         DF_TRY(df_buf_append_str(out, e->flag ? "TRY_CAST(" : "CAST(", err));
         DF_TRY(df__expr_display(e->args[0], out, err));
         DF_TRY(df_buf_append_str(out, " AS ", err));
-        DF_TRY(sqlt_display(e->type, out, err));
+        DF_TRY(df__sqlt_display(e->type, out, err));
         return df_buf_append_char(out, ')', err);
     case DF_EX_NOT:
         DF_TRY(df_buf_append_str(out, "NOT ", err));

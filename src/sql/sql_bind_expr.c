@@ -28,7 +28,7 @@
 /* ------------------------------------------------------------------------ */
 /* Shared helpers                                                            */
 
-df_errkind bind_error(binder *b, df_errkind kind, int32_t pos, const char *fmt, ...) {
+df_errkind df__bind_error(binder *b, df_errkind kind, int32_t pos, const char *fmt, ...) {
     char msg[400];
     va_list ap;
     va_start(ap, fmt);
@@ -39,30 +39,30 @@ df_errkind bind_error(binder *b, df_errkind kind, int32_t pos, const char *fmt, 
         df_error_set_origin(b->err, "sql");
         return kind;
     }
-    return sql_error_at(b->err, kind, b->text, b->text_len, pos, "%s", msg);
+    return df__sql_error_at(b->err, kind, b->text, b->text_len, pos, "%s", msg);
 }
 
-void *bind_oom(binder *b) {
+void *df__bind_oom(binder *b) {
     DF_OOM(b->err);
     return NULL;
 }
 
-df_type *bind_keep(binder *b, df_type *t) { return df__lplan_keep_type(b->plan, t, b->err); }
+df_type *df__bind_keep(binder *b, df_type *t) { return df__lplan_keep_type(b->plan, t, b->err); }
 
-char *bind_strdup(binder *b, const char *s) {
+char *df__bind_strdup(binder *b, const char *s) {
     char *c = df__lplan_strdup(b->plan, s);
-    if (!c && s) bind_oom(b);
+    if (!c && s) df__bind_oom(b);
     return c;
 }
 
-char *bind_display(binder *b, const df_expr *e) {
+char *df__bind_display(binder *b, const df_expr *e) {
     df_buf buf;
     df_buf_init(&buf, 1 << 20);
     if (df__expr_display(e, &buf, b->err)) {
         df_buf_free(&buf);
         return NULL;
     }
-    char *s = bind_strdup(b, buf.data ? buf.data : "");
+    char *s = df__bind_strdup(b, buf.data ? buf.data : "");
     df_buf_free(&buf);
     return s;
 }
@@ -70,7 +70,7 @@ char *bind_display(binder *b, const df_expr *e) {
 static char *type_name(const df_type *t, char *buf, size_t size) {
     df_buf tmp;
     df_buf_init(&tmp, 256);
-    if (sqlt_display(t, &tmp, NULL) == DF_OK && tmp.data)
+    if (df__sqlt_display(t, &tmp, NULL) == DF_OK && tmp.data)
         snprintf(buf, size, "%s", tmp.data);
     else
         snprintf(buf, size, "?");
@@ -78,23 +78,23 @@ static char *type_name(const df_type *t, char *buf, size_t size) {
     return buf;
 }
 
-df_expr *bind_coerce(binder *b, df_expr *e, df_type *t, int32_t pos) {
+df_expr *df__bind_coerce(binder *b, df_expr *e, df_type *t, int32_t pos) {
     if (df_type_equals(e->type, t)) return e;
     if (e->kind == DF_EX_LITERAL && e->lit->is_null) {
         df_expr *n = df__expr_null(b->plan, t, b->err);
-        if (n) n->display = bind_display(b, e);
+        if (n) n->display = df__bind_display(b, e);
         return n;
     }
-    if (!sqlt_can_cast(e->type, t)) {
+    if (!df__sqlt_can_cast(e->type, t)) {
         char a[64], c[64];
-        bind_error(b, DF_ERR_SQL_TYPE, pos, "cannot cast %s to %s", type_name(e->type, a, sizeof a),
+        df__bind_error(b, DF_ERR_SQL_TYPE, pos, "cannot cast %s to %s", type_name(e->type, a, sizeof a),
                    type_name(t, c, sizeof c));
         return NULL;
     }
     return df__expr_cast(b->plan, e, t, false, true, b->err);
 }
 
-df_errkind bind_eval_const(binder *b, const df_expr *e, df_scalar *out) {
+df_errkind df__bind_eval_const(binder *b, const df_expr *e, df_scalar *out) {
     if (e->kind == DF_EX_LITERAL) return df_scalar_copy(out, e->lit, b->err);
     if (!b->eval) return df_error_set(b->err, DF_ERR_INTERNAL, "no constant evaluator");
     return b->eval(e, out, b->err);
@@ -160,7 +160,7 @@ static df_expr *bind_column(binder *b, const ast_expr *e, const bctx *ctx) {
         }
     }
     if (matches > 1) {
-        bind_error(b, DF_ERR_SQL_AMBIGUOUS_COLUMN, e->pos, "column reference `%s` is ambiguous", col);
+        df__bind_error(b, DF_ERR_SQL_AMBIGUOUS_COLUMN, e->pos, "column reference `%s` is ambiguous", col);
         return NULL;
     }
     if (found < 0) {
@@ -169,17 +169,17 @@ static df_expr *bind_column(binder *b, const ast_expr *e, const bctx *ctx) {
         /* Suggest the quoted spelling when only the case differs. */
         for (int32_t i = 0; s && i < s->ncols; i++) {
             if (df_ascii_casecmp(s->cols[i].name, col) == 0 && !n->quoted[n->n - 1]) {
-                bind_error(b, DF_ERR_SQL_UNKNOWN_COLUMN, e->pos,
+                df__bind_error(b, DF_ERR_SQL_UNKNOWN_COLUMN, e->pos,
                            "column `%s` not found; did you mean \"%s\" (quoted identifiers keep their case)?",
                            col, s->cols[i].name);
                 return NULL;
             }
         }
         if (qual)
-            bind_error(b, DF_ERR_SQL_UNKNOWN_COLUMN, e->pos, "column `%s.%s` not found; valid columns: %s", qual,
+            df__bind_error(b, DF_ERR_SQL_UNKNOWN_COLUMN, e->pos, "column `%s.%s` not found; valid columns: %s", qual,
                        col, avail[0] ? avail : "(none)");
         else
-            bind_error(b, DF_ERR_SQL_UNKNOWN_COLUMN, e->pos, "column `%s` not found; valid columns: %s", col,
+            df__bind_error(b, DF_ERR_SQL_UNKNOWN_COLUMN, e->pos, "column `%s` not found; valid columns: %s", col,
                        avail[0] ? avail : "(none)");
         return NULL;
     }
@@ -223,17 +223,17 @@ static df_expr *bind_number(binder *b, const ast_expr *e, bool negative) {
 static df_expr *bind_typed_string(binder *b, const ast_expr *e) {
     if (strcmp(e->type->name, "interval") == 0) {
         df_scalar s = {0};
-        if (bind_parse_interval(b, e->text, NULL, e->pos, &s)) return NULL;
+        if (df__bind_parse_interval(b, e->text, NULL, e->pos, &s)) return NULL;
         df_expr *r = literal(b, &s);
         df_scalar_clear(&s);
         return r;
     }
-    df_type *t = bind_keep(b, df__sql_type_from_ast(e->type, b->text, b->text_len, b->err));
+    df_type *t = df__bind_keep(b, df__sql_type_from_ast(e->type, b->text, b->text_len, b->err));
     if (!t) return NULL;
     df_expr *str = lit_utf8(b, e->text, e->len);
     if (!str) return NULL;
-    if (!sqlt_can_cast(str->type, t)) {
-        bind_error(b, DF_ERR_SQL_TYPE, e->pos, "cannot write a literal of type %s as a string", e->type->name);
+    if (!df__sqlt_can_cast(str->type, t)) {
+        df__bind_error(b, DF_ERR_SQL_TYPE, e->pos, "cannot write a literal of type %s as a string", e->type->name);
         return NULL;
     }
     return df__expr_cast(b->plan, str, t, false, false, b->err);
@@ -242,12 +242,12 @@ static df_expr *bind_typed_string(binder *b, const ast_expr *e) {
 /* ------------------------------------------------------------------------ */
 /* Intervals                                                                 */
 
-df_errkind bind_parse_interval(binder *b, const char *text, const char *unit, int32_t pos, df_scalar *out) {
+df_errkind df__bind_parse_interval(binder *b, const char *text, const char *unit, int32_t pos, df_scalar *out) {
     int32_t months, days;
     int64_t nanos;
-    int r = sqlt_parse_interval(text, strlen(text), unit, &months, &days, &nanos);
-    if (r == 1) return bind_error(b, DF_ERR_SQL_TYPE, pos, "interval `%.100s` is out of range", text);
-    if (r) return bind_error(b, DF_ERR_SQL_TYPE, pos, "cannot parse interval `%.100s`", text);
+    int r = df__sqlt_parse_interval(text, strlen(text), unit, &months, &days, &nanos);
+    if (r == 1) return df__bind_error(b, DF_ERR_SQL_TYPE, pos, "interval `%.100s` is out of range", text);
+    if (r) return df__bind_error(b, DF_ERR_SQL_TYPE, pos, "cannot parse interval `%.100s`", text);
     memset(out, 0, sizeof *out);
     out->type = df_type_interval_mdn();
     out->v.interval.months = months;
@@ -258,7 +258,7 @@ df_errkind bind_parse_interval(binder *b, const char *text, const char *unit, in
 
 static df_expr *bind_interval(binder *b, const ast_expr *e) {
     df_scalar s = {0};
-    if (bind_parse_interval(b, e->text, e->name.n ? e->name.parts[0] : NULL, e->pos, &s)) return NULL;
+    if (df__bind_parse_interval(b, e->text, e->name.n ? e->name.parts[0] : NULL, e->pos, &s)) return NULL;
     df_expr *r = literal(b, &s);
     df_scalar_clear(&s);
     return r;
@@ -267,13 +267,13 @@ static df_expr *bind_interval(binder *b, const ast_expr *e) {
 /* ------------------------------------------------------------------------ */
 /* Operators                                                                 */
 
-df_expr *bind_condition(binder *b, const ast_expr *e, const bctx *ctx) {
-    df_expr *x = bind_expr(b, e, ctx);
+df_expr *df__bind_condition(binder *b, const ast_expr *e, const bctx *ctx) {
+    df_expr *x = df__bind_expr(b, e, ctx);
     if (!x) return NULL;
     if (x->type->id == DF_TYPE_BOOL) return x;
-    if (x->type->id == DF_TYPE_NULL) return bind_coerce(b, x, df_type_bool(), e->pos);
+    if (x->type->id == DF_TYPE_NULL) return df__bind_coerce(b, x, df_type_bool(), e->pos);
     char t[64];
-    bind_error(b, DF_ERR_SQL_TYPE, e->pos, "%s must be a boolean expression, not %s",
+    df__bind_error(b, DF_ERR_SQL_TYPE, e->pos, "%s must be a boolean expression, not %s",
                ctx->clause ? ctx->clause : "condition", type_name(x->type, t, sizeof t));
     return NULL;
 }
@@ -302,15 +302,15 @@ static df_fn cmp_fn(int tok) {
 
 /* l op r for a comparison function, coercing both sides. */
 static df_expr *make_comparison(binder *b, df_fn fn, df_expr *l, df_expr *r, int32_t pos) {
-    df_type *t = bind_keep(b, sqlt_comparison(l->type, r->type));
+    df_type *t = df__bind_keep(b, df__sqlt_comparison(l->type, r->type));
     if (!t) {
         if (b->err && b->err->kind == DF_ERR_OUT_OF_MEMORY) return NULL;
         char x[64], y[64];
-        bind_error(b, DF_ERR_SQL_TYPE, pos, "cannot compare %s with %s", type_name(l->type, x, sizeof x),
+        df__bind_error(b, DF_ERR_SQL_TYPE, pos, "cannot compare %s with %s", type_name(l->type, x, sizeof x),
                    type_name(r->type, y, sizeof y));
         return NULL;
     }
-    df_expr *args[2] = {bind_coerce(b, l, t, pos), bind_coerce(b, r, t, pos)};
+    df_expr *args[2] = {df__bind_coerce(b, l, t, pos), df__bind_coerce(b, r, t, pos)};
     if (!args[0] || !args[1]) return NULL;
     bool nullable = l->nullable || r->nullable;
     if (fn == DF_FN_IS_DISTINCT || fn == DF_FN_IS_NOT_DISTINCT) nullable = false;
@@ -321,17 +321,17 @@ static df_expr *make_arith(binder *b, df_fn fn, df_expr *l, df_expr *r, int32_t 
     static const sqlt_arith_op ops[] = {[DF_FN_ADD] = SQLT_ADD, [DF_FN_SUB] = SQLT_SUB, [DF_FN_MUL] = SQLT_MUL,
                                         [DF_FN_DIV] = SQLT_DIV, [DF_FN_MOD] = SQLT_MOD};
     df_type *lt, *rt, *ret;
-    if (!sqlt_arith(ops[fn], l->type, r->type, &lt, &rt, &ret)) {
+    if (!df__sqlt_arith(ops[fn], l->type, r->type, &lt, &rt, &ret)) {
         char x[64], y[64];
-        bind_error(b, DF_ERR_SQL_TYPE, pos, "cannot apply `%s` to %s and %s", df_fn_name(fn),
+        df__bind_error(b, DF_ERR_SQL_TYPE, pos, "cannot apply `%s` to %s and %s", df_fn_name(fn),
                    type_name(l->type, x, sizeof x), type_name(r->type, y, sizeof y));
         return NULL;
     }
-    lt = bind_keep(b, lt);
-    rt = bind_keep(b, rt);
-    ret = bind_keep(b, ret);
+    lt = df__bind_keep(b, lt);
+    rt = df__bind_keep(b, rt);
+    ret = df__bind_keep(b, ret);
     if (!lt || !rt || !ret) return NULL;
-    df_expr *args[2] = {bind_coerce(b, l, lt, pos), bind_coerce(b, r, rt, pos)};
+    df_expr *args[2] = {df__bind_coerce(b, l, lt, pos), df__bind_coerce(b, r, rt, pos)};
     if (!args[0] || !args[1]) return NULL;
     return df__expr_func(b->plan, fn, ret, l->nullable || r->nullable, 2, args, b->err);
 }
@@ -341,11 +341,11 @@ static df_expr *make_concat_op(binder *b, df_expr *l, df_expr *r, int32_t pos) {
     if (l->type->id != DF_TYPE_UTF8 && r->type->id != DF_TYPE_UTF8 && l->type->id != DF_TYPE_NULL &&
         r->type->id != DF_TYPE_NULL) {
         char x[64], y[64];
-        bind_error(b, DF_ERR_SQL_TYPE, pos, "cannot apply `||` to %s and %s", type_name(l->type, x, sizeof x),
+        df__bind_error(b, DF_ERR_SQL_TYPE, pos, "cannot apply `||` to %s and %s", type_name(l->type, x, sizeof x),
                    type_name(r->type, y, sizeof y));
         return NULL;
     }
-    df_expr *args[2] = {bind_coerce(b, l, s, pos), bind_coerce(b, r, s, pos)};
+    df_expr *args[2] = {df__bind_coerce(b, l, s, pos), df__bind_coerce(b, r, s, pos)};
     if (!args[0] || !args[1]) return NULL;
     return df__expr_func(b->plan, DF_FN_CONCAT_OP, s, l->nullable || r->nullable, 2, args, b->err);
 }
@@ -354,25 +354,25 @@ static df_expr *make_bitwise(binder *b, df_fn fn, df_expr *l, df_expr *r, int32_
     df_type *lt, *rt, *ret;
     if (!df_type_is_integer(l->type) && l->type->id != DF_TYPE_NULL) goto bad;
     if (!df_type_is_integer(r->type) && r->type->id != DF_TYPE_NULL) goto bad;
-    if (!sqlt_arith(SQLT_ADD, l->type, r->type, &lt, &rt, &ret)) goto bad;
+    if (!df__sqlt_arith(SQLT_ADD, l->type, r->type, &lt, &rt, &ret)) goto bad;
     df_type_release(lt);
     df_type_release(rt);
-    ret = bind_keep(b, ret);
+    ret = df__bind_keep(b, ret);
     if (!ret) return NULL;
-    df_expr *args[2] = {bind_coerce(b, l, ret, pos), bind_coerce(b, r, ret, pos)};
+    df_expr *args[2] = {df__bind_coerce(b, l, ret, pos), df__bind_coerce(b, r, ret, pos)};
     if (!args[0] || !args[1]) return NULL;
     return df__expr_func(b->plan, fn, ret, l->nullable || r->nullable, 2, args, b->err);
 bad:;
     char x[64], y[64];
-    bind_error(b, DF_ERR_SQL_TYPE, pos, "cannot apply `%s` to %s and %s", df_fn_name(fn),
+    df__bind_error(b, DF_ERR_SQL_TYPE, pos, "cannot apply `%s` to %s and %s", df_fn_name(fn),
                type_name(l->type, x, sizeof x), type_name(r->type, y, sizeof y));
     return NULL;
 }
 
 static df_expr *bind_binop(binder *b, const ast_expr *e, const bctx *ctx) {
-    df_expr *l = bind_expr(b, e->a, ctx);
+    df_expr *l = df__bind_expr(b, e->a, ctx);
     if (!l) return NULL;
-    df_expr *r = bind_expr(b, e->b, ctx);
+    df_expr *r = df__bind_expr(b, e->b, ctx);
     if (!r) return NULL;
     switch (e->op) {
     case TK_PLUS: case TK_MINUS: case TK_STAR: case TK_SLASH: case TK_PERCENT:
@@ -386,7 +386,7 @@ static df_expr *bind_binop(binder *b, const ast_expr *e, const bctx *ctx) {
     case TK_SHL: return make_bitwise(b, DF_FN_SHL, l, r, e->pos);
     case TK_SHR: return make_bitwise(b, DF_FN_SHR, l, r, e->pos);
     default:
-        bind_error(b, DF_ERR_SQL_UNSUPPORTED, e->pos, "this operator is not supported");
+        df__bind_error(b, DF_ERR_SQL_UNSUPPORTED, e->pos, "this operator is not supported");
         return NULL;
     }
 }
@@ -394,11 +394,11 @@ static df_expr *bind_binop(binder *b, const ast_expr *e, const bctx *ctx) {
 static df_expr *bind_unary(binder *b, const ast_expr *e, const bctx *ctx) {
     if (e->op == TK_MINUS && e->a->kind == AE_INTEGER) return bind_integer(b, e->a, true);
     if (e->op == TK_MINUS && e->a->kind == AE_NUMBER) return bind_number(b, e->a, true);
-    df_expr *a = bind_expr(b, e->a, ctx);
+    df_expr *a = df__bind_expr(b, e->a, ctx);
     if (!a) return NULL;
     if (e->op == TK_TILDE) {
         if (!df_type_is_integer(a->type)) {
-            bind_error(b, DF_ERR_SQL_TYPE, e->pos, "`~` needs an integer operand");
+            df__bind_error(b, DF_ERR_SQL_TYPE, e->pos, "`~` needs an integer operand");
             return NULL;
         }
         return df__expr_func(b->plan, DF_FN_BIT_NOT, a->type, a->nullable, 1, &a, b->err);
@@ -406,7 +406,7 @@ static df_expr *bind_unary(binder *b, const ast_expr *e, const bctx *ctx) {
     if (a->type->id == DF_TYPE_NULL) return a;
     if (!df_type_is_numeric(a->type) && a->type->id != DF_TYPE_INTERVAL_MDN && a->type->id != DF_TYPE_DURATION) {
         char t[64];
-        bind_error(b, DF_ERR_SQL_TYPE, e->pos, "cannot negate %s", type_name(a->type, t, sizeof t));
+        df__bind_error(b, DF_ERR_SQL_TYPE, e->pos, "cannot negate %s", type_name(a->type, t, sizeof t));
         return NULL;
     }
     return df__expr_func(b->plan, DF_FN_NEG, a->type, a->nullable, 1, &a, b->err);
@@ -420,11 +420,11 @@ static df_expr *make_logic(binder *b, df_expr_kind kind, df_expr **args, int32_t
 
 static df_expr *bind_logic(binder *b, const ast_expr *e, const bctx *ctx) {
     df_expr **args = df__lplan_alloc(b->plan, (size_t)e->nlist * sizeof *args);
-    if (!args) return bind_oom(b);
+    if (!args) return df__bind_oom(b);
     bctx c = *ctx;
     c.clause = e->kind == AE_AND ? "AND operand" : "OR operand";
     for (int32_t i = 0; i < e->nlist; i++) {
-        args[i] = bind_condition(b, e->list[i], &c);
+        args[i] = df__bind_condition(b, e->list[i], &c);
         if (!args[i]) return NULL;
     }
     return make_logic(b, e->kind == AE_AND ? DF_EX_AND : DF_EX_OR, args, e->nlist);
@@ -433,20 +433,20 @@ static df_expr *bind_logic(binder *b, const ast_expr *e, const bctx *ctx) {
 static df_expr *bind_not(binder *b, const ast_expr *e, const bctx *ctx) {
     bctx c = *ctx;
     c.clause = "NOT operand";
-    df_expr *a = bind_condition(b, e->a, &c);
+    df_expr *a = df__bind_condition(b, e->a, &c);
     if (!a) return NULL;
     return df__expr_new(b->plan, DF_EX_NOT, df_type_bool(), a->nullable, 1, &a, b->err);
 }
 
 static df_expr *bind_is(binder *b, const ast_expr *e, const bctx *ctx) {
-    df_expr *a = bind_expr(b, e->a, ctx);
+    df_expr *a = df__bind_expr(b, e->a, ctx);
     if (!a) return NULL;
     df_fn fn;
     if (e->op == AIS_NULL) {
         fn = e->negated ? DF_FN_IS_NOT_NULL : DF_FN_IS_NULL;
     } else {
         if (a->type->id != DF_TYPE_BOOL) {
-            a = bind_coerce(b, a, df_type_bool(), e->pos);
+            a = df__bind_coerce(b, a, df_type_bool(), e->pos);
             if (!a) return NULL;
         }
         if (e->op == AIS_TRUE) fn = e->negated ? DF_FN_IS_NOT_TRUE : DF_FN_IS_TRUE;
@@ -457,8 +457,8 @@ static df_expr *bind_is(binder *b, const ast_expr *e, const bctx *ctx) {
 }
 
 static df_expr *bind_distinct_from(binder *b, const ast_expr *e, const bctx *ctx) {
-    df_expr *l = bind_expr(b, e->a, ctx);
-    df_expr *r = l ? bind_expr(b, e->b, ctx) : NULL;
+    df_expr *l = df__bind_expr(b, e->a, ctx);
+    df_expr *r = l ? df__bind_expr(b, e->b, ctx) : NULL;
     if (!r) return NULL;
     return make_comparison(b, e->negated ? DF_FN_IS_NOT_DISTINCT : DF_FN_IS_DISTINCT, l, r, e->pos);
 }
@@ -471,21 +471,21 @@ static df_expr *set_display_from(binder *b, df_expr *x, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
-    x->display = bind_strdup(b, buf);
+    x->display = df__bind_strdup(b, buf);
     return x->display ? x : NULL;
 }
 
 static df_expr *bind_between(binder *b, const ast_expr *e, const bctx *ctx) {
-    df_expr *a = bind_expr(b, e->a, ctx);
-    df_expr *lo = a ? bind_expr(b, e->b, ctx) : NULL;
-    df_expr *hi = lo ? bind_expr(b, e->c, ctx) : NULL;
+    df_expr *a = df__bind_expr(b, e->a, ctx);
+    df_expr *lo = a ? df__bind_expr(b, e->b, ctx) : NULL;
+    df_expr *hi = lo ? df__bind_expr(b, e->c, ctx) : NULL;
     if (!hi) return NULL;
-    char *da = bind_display(b, a), *dl = bind_display(b, lo), *dh = bind_display(b, hi);
+    char *da = df__bind_display(b, a), *dl = df__bind_display(b, lo), *dh = df__bind_display(b, hi);
     if (!da || !dl || !dh) return NULL;
     df_expr *x, *y;
     if (e->flag) {
         /* SYMMETRIC: (a BETWEEN lo AND hi) OR (a BETWEEN hi AND lo) via least/greatest. */
-        bind_error(b, DF_ERR_SQL_UNSUPPORTED, e->pos, "BETWEEN SYMMETRIC is not supported");
+        df__bind_error(b, DF_ERR_SQL_UNSUPPORTED, e->pos, "BETWEEN SYMMETRIC is not supported");
         return NULL;
     }
     if (!e->negated) {
@@ -503,27 +503,27 @@ static df_expr *bind_between(binder *b, const ast_expr *e, const bctx *ctx) {
 
 static df_expr *bind_in_list(binder *b, const ast_expr *e, const bctx *ctx) {
     if (e->nlist == 0) {
-        bind_error(b, DF_ERR_SQL_SYNTAX, e->pos, "IN list must not be empty");
+        df__bind_error(b, DF_ERR_SQL_SYNTAX, e->pos, "IN list must not be empty");
         return NULL;
     }
     int32_t n = e->nlist + 1;
     df_expr **args = df__lplan_alloc(b->plan, (size_t)n * sizeof *args);
-    if (!args) return bind_oom(b);
-    args[0] = bind_expr(b, e->a, ctx);
+    if (!args) return df__bind_oom(b);
+    args[0] = df__bind_expr(b, e->a, ctx);
     if (!args[0]) return NULL;
     df_type *t = df_type_retain(args[0]->type);
     bool nullable = args[0]->nullable;
     for (int32_t i = 1; i < n; i++) {
-        args[i] = bind_expr(b, e->list[i - 1], ctx);
+        args[i] = df__bind_expr(b, e->list[i - 1], ctx);
         if (!args[i]) {
             df_type_release(t);
             return NULL;
         }
         nullable |= args[i]->nullable;
-        df_type *c = sqlt_comparison(t, args[i]->type);
+        df_type *c = df__sqlt_comparison(t, args[i]->type);
         if (!c) {
             char x[64], y[64];
-            bind_error(b, DF_ERR_SQL_TYPE, e->list[i - 1]->pos, "cannot compare %s with %s in IN list",
+            df__bind_error(b, DF_ERR_SQL_TYPE, e->list[i - 1]->pos, "cannot compare %s with %s in IN list",
                        type_name(t, x, sizeof x), type_name(args[i]->type, y, sizeof y));
             df_type_release(t);
             return NULL;
@@ -531,10 +531,10 @@ static df_expr *bind_in_list(binder *b, const ast_expr *e, const bctx *ctx) {
         df_type_release(t);
         t = c;
     }
-    t = bind_keep(b, t);
+    t = df__bind_keep(b, t);
     if (!t) return NULL;
     for (int32_t i = 0; i < n; i++) {
-        args[i] = bind_coerce(b, args[i], t, i ? e->list[i - 1]->pos : e->pos);
+        args[i] = df__bind_coerce(b, args[i], t, i ? e->list[i - 1]->pos : e->pos);
         if (!args[i]) return NULL;
     }
     df_expr *r = df__expr_new(b->plan, DF_EX_IN_LIST, df_type_bool(), nullable, n, args, b->err);
@@ -543,28 +543,28 @@ static df_expr *bind_in_list(binder *b, const ast_expr *e, const bctx *ctx) {
 }
 
 static df_expr *bind_like(binder *b, const ast_expr *e, const bctx *ctx) {
-    df_expr *a = bind_expr(b, e->a, ctx);
-    df_expr *p = a ? bind_expr(b, e->b, ctx) : NULL;
+    df_expr *a = df__bind_expr(b, e->a, ctx);
+    df_expr *p = a ? df__bind_expr(b, e->b, ctx) : NULL;
     if (!p) return NULL;
     df_type *s = df_type_utf8();
     for (int k = 0; k < 2; k++) {
         df_expr *x = k ? p : a;
         if (x->type->id != DF_TYPE_UTF8 && x->type->id != DF_TYPE_NULL && x->type->id != DF_TYPE_BINARY) {
             char t[64];
-            bind_error(b, DF_ERR_SQL_TYPE, k ? e->b->pos : e->a->pos, "LIKE needs string operands, not %s",
+            df__bind_error(b, DF_ERR_SQL_TYPE, k ? e->b->pos : e->a->pos, "LIKE needs string operands, not %s",
                        type_name(x->type, t, sizeof t));
             return NULL;
         }
     }
-    df_expr *args[3] = {bind_coerce(b, a, s, e->pos), bind_coerce(b, p, s, e->pos), NULL};
+    df_expr *args[3] = {df__bind_coerce(b, a, s, e->pos), df__bind_coerce(b, p, s, e->pos), NULL};
     if (!args[0] || !args[1]) return NULL;
     int32_t nargs = 2;
     if (e->c) {
-        df_expr *esc = bind_expr(b, e->c, ctx);
+        df_expr *esc = df__bind_expr(b, e->c, ctx);
         if (!esc) return NULL;
         if (esc->kind != DF_EX_LITERAL || esc->type->id != DF_TYPE_UTF8 || esc->lit->is_null ||
             esc->lit->v.bytes.len > 1) {
-            bind_error(b, DF_ERR_SQL_TYPE, e->c->pos, "ESCAPE must be a single-character string literal");
+            df__bind_error(b, DF_ERR_SQL_TYPE, e->c->pos, "ESCAPE must be a single-character string literal");
             return NULL;
         }
         args[2] = esc;
@@ -575,8 +575,8 @@ static df_expr *bind_like(binder *b, const ast_expr *e, const bctx *ctx) {
 }
 
 static df_expr *bind_regex(binder *b, const ast_expr *e, const bctx *ctx) {
-    df_expr *a = bind_expr(b, e->a, ctx);
-    df_expr *p = a ? bind_expr(b, e->b, ctx) : NULL;
+    df_expr *a = df__bind_expr(b, e->a, ctx);
+    df_expr *p = a ? df__bind_expr(b, e->b, ctx) : NULL;
     if (!p) return NULL;
     df_fn fn;
     switch (e->op) {
@@ -592,10 +592,10 @@ static df_expr *bind_regex(binder *b, const ast_expr *e, const bctx *ctx) {
     df_type *s = df_type_utf8();
     if ((a->type->id != DF_TYPE_UTF8 && a->type->id != DF_TYPE_NULL) ||
         (p->type->id != DF_TYPE_UTF8 && p->type->id != DF_TYPE_NULL)) {
-        bind_error(b, DF_ERR_SQL_TYPE, e->pos, "pattern matching needs string operands");
+        df__bind_error(b, DF_ERR_SQL_TYPE, e->pos, "pattern matching needs string operands");
         return NULL;
     }
-    df_expr *args[2] = {bind_coerce(b, a, s, e->pos), bind_coerce(b, p, s, e->pos)};
+    df_expr *args[2] = {df__bind_coerce(b, a, s, e->pos), df__bind_coerce(b, p, s, e->pos)};
     if (!args[0] || !args[1]) return NULL;
     return df__expr_func(b->plan, fn, df_type_bool(), a->nullable || p->nullable, 2, args, b->err);
 }
@@ -606,10 +606,10 @@ static df_expr *bind_case(binder *b, const ast_expr *e, const bctx *ctx) {
     int32_t nargs = 2 * n + (has_else ? 1 : 0);
     df_expr **args = df__lplan_alloc(b->plan, (size_t)nargs * sizeof *args);
     const df_type **types = df__lplan_alloc(b->plan, (size_t)(n + 1) * sizeof *types);
-    if (!args || !types) return bind_oom(b);
+    if (!args || !types) return df__bind_oom(b);
     df_expr *operand = NULL;
     if (e->a) {
-        operand = bind_expr(b, e->a, ctx);
+        operand = df__bind_expr(b, e->a, ctx);
         if (!operand) return NULL;
     }
     bctx c = *ctx;
@@ -617,36 +617,36 @@ static df_expr *bind_case(binder *b, const ast_expr *e, const bctx *ctx) {
     int32_t ntypes = 0;
     for (int32_t i = 0; i < n; i++) {
         if (operand) {
-            df_expr *w = bind_expr(b, e->list[i], ctx);
+            df_expr *w = df__bind_expr(b, e->list[i], ctx);
             if (!w) return NULL;
             args[2 * i] = make_comparison(b, DF_FN_EQ, operand, w, e->list[i]->pos);
         } else {
-            args[2 * i] = bind_condition(b, e->list[i], &c);
+            args[2 * i] = df__bind_condition(b, e->list[i], &c);
         }
         if (!args[2 * i]) return NULL;
-        args[2 * i + 1] = bind_expr(b, e->list2[i], ctx);
+        args[2 * i + 1] = df__bind_expr(b, e->list2[i], ctx);
         if (!args[2 * i + 1]) return NULL;
         types[ntypes++] = args[2 * i + 1]->type;
     }
     if (has_else) {
-        args[nargs - 1] = bind_expr(b, e->b, ctx);
+        args[nargs - 1] = df__bind_expr(b, e->b, ctx);
         if (!args[nargs - 1]) return NULL;
         types[ntypes++] = args[nargs - 1]->type;
     }
-    df_type *t = bind_keep(b, sqlt_union(types, ntypes));
+    df_type *t = df__bind_keep(b, df__sqlt_union(types, ntypes));
     if (!t) {
         if (b->err && b->err->kind == DF_ERR_OUT_OF_MEMORY) return NULL;
-        bind_error(b, DF_ERR_SQL_TYPE, e->pos, "CASE results have incompatible types");
+        df__bind_error(b, DF_ERR_SQL_TYPE, e->pos, "CASE results have incompatible types");
         return NULL;
     }
     bool nullable = !has_else;
     for (int32_t i = 0; i < n; i++) {
-        args[2 * i + 1] = bind_coerce(b, args[2 * i + 1], t, e->list2[i]->pos);
+        args[2 * i + 1] = df__bind_coerce(b, args[2 * i + 1], t, e->list2[i]->pos);
         if (!args[2 * i + 1]) return NULL;
         nullable |= args[2 * i + 1]->nullable;
     }
     if (has_else) {
-        args[nargs - 1] = bind_coerce(b, args[nargs - 1], t, e->b->pos);
+        args[nargs - 1] = df__bind_coerce(b, args[nargs - 1], t, e->b->pos);
         if (!args[nargs - 1]) return NULL;
         nullable |= args[nargs - 1]->nullable;
     }
@@ -670,27 +670,27 @@ static df_expr *bind_case(binder *b, const ast_expr *e, const bctx *ctx) {
             if (!k) k = df__expr_display(args[nargs - 1], &buf, NULL);
         }
         if (!k) k = df_buf_append_str(&buf, " END", NULL);
-        if (!k) r->display = bind_strdup(b, buf.data);
+        if (!k) r->display = df__bind_strdup(b, buf.data);
         df_buf_free(&buf);
     }
     return r;
 }
 
 static df_expr *bind_cast(binder *b, const ast_expr *e, const bctx *ctx) {
-    df_expr *a = bind_expr(b, e->a, ctx);
+    df_expr *a = df__bind_expr(b, e->a, ctx);
     if (!a) return NULL;
-    df_type *t = bind_keep(b, df__sql_type_from_ast(e->type, b->text, b->text_len, b->err));
+    df_type *t = df__bind_keep(b, df__sql_type_from_ast(e->type, b->text, b->text_len, b->err));
     if (!t) return NULL;
-    if (!sqlt_can_cast(a->type, t)) {
+    if (!df__sqlt_can_cast(a->type, t)) {
         char x[64], y[64];
-        bind_error(b, DF_ERR_SQL_TYPE, e->pos, "cannot cast %s to %s", type_name(a->type, x, sizeof x),
+        df__bind_error(b, DF_ERR_SQL_TYPE, e->pos, "cannot cast %s to %s", type_name(a->type, x, sizeof x),
                    type_name(t, y, sizeof y));
         return NULL;
     }
     if (a->type->id == DF_TYPE_INT64 && t->id == DF_TYPE_TIMESTAMP && t->unit == DF_UNIT_NANO) {
         /* As DataFusion's SQL planner: a BIGINT cast to TIMESTAMP counts seconds (PostgreSQL / DuckDB
          * semantics), so it goes through Timestamp(s) first. */
-        df_type *secs = bind_keep(b, df_type_timestamp(DF_UNIT_SECOND, t->timezone));
+        df_type *secs = df__bind_keep(b, df_type_timestamp(DF_UNIT_SECOND, t->timezone));
         if (!secs) return NULL;
         a = df__expr_new(b->plan, DF_EX_CAST, secs, a->nullable || e->flag, 1, &a, b->err);
         if (!a) return NULL;
@@ -704,18 +704,18 @@ static df_expr *bind_cast(binder *b, const ast_expr *e, const bctx *ctx) {
 static df_expr *bind_extract(binder *b, const ast_expr *e, const bctx *ctx) {
     df_expr *args[2];
     args[0] = lit_utf8(b, e->text, (int32_t)strlen(e->text));
-    args[1] = args[0] ? bind_expr(b, e->a, ctx) : NULL;
+    args[1] = args[0] ? df__bind_expr(b, e->a, ctx) : NULL;
     if (!args[1]) return NULL;
-    return bind_resolve_fn(b, DF_FN_DATE_PART, args, 2, e->pos);
+    return df__bind_resolve_fn(b, DF_FN_DATE_PART, args, 2, e->pos);
 }
 
 static df_expr *bind_substring(binder *b, const ast_expr *e, const bctx *ctx) {
     df_expr *args[3];
     int32_t n = 0;
-    args[n++] = bind_expr(b, e->a, ctx);
+    args[n++] = df__bind_expr(b, e->a, ctx);
     if (!args[0]) return NULL;
     if (e->b) {
-        args[n] = bind_expr(b, e->b, ctx);
+        args[n] = df__bind_expr(b, e->b, ctx);
         if (!args[n++]) return NULL;
     } else {
         df_scalar one = {.type = df_type_int64(), .v.i64 = 1};
@@ -723,29 +723,29 @@ static df_expr *bind_substring(binder *b, const ast_expr *e, const bctx *ctx) {
         if (!args[n++]) return NULL;
     }
     if (e->c) {
-        args[n] = bind_expr(b, e->c, ctx);
+        args[n] = df__bind_expr(b, e->c, ctx);
         if (!args[n++]) return NULL;
     }
-    return bind_resolve_fn(b, DF_FN_SUBSTR, args, n, e->pos);
+    return df__bind_resolve_fn(b, DF_FN_SUBSTR, args, n, e->pos);
 }
 
 static df_expr *bind_trim(binder *b, const ast_expr *e, const bctx *ctx) {
     df_expr *args[2];
     int32_t n = 0;
-    args[n++] = bind_expr(b, e->a, ctx);
+    args[n++] = df__bind_expr(b, e->a, ctx);
     if (!args[0]) return NULL;
     if (e->b) {
-        args[n] = bind_expr(b, e->b, ctx);
+        args[n] = df__bind_expr(b, e->b, ctx);
         if (!args[n++]) return NULL;
     }
     df_fn fn = e->op == ATRIM_LEADING ? DF_FN_LTRIM : e->op == ATRIM_TRAILING ? DF_FN_RTRIM : DF_FN_BTRIM;
-    return bind_resolve_fn(b, fn, args, n, e->pos);
+    return df__bind_resolve_fn(b, fn, args, n, e->pos);
 }
 
 static df_expr *bind_position(binder *b, const ast_expr *e, const bctx *ctx) {
-    df_expr *args[2] = {bind_expr(b, e->b, ctx), NULL};
-    if (!args[0] || !(args[1] = bind_expr(b, e->a, ctx))) return NULL;
-    return bind_resolve_fn(b, DF_FN_STRPOS, args, 2, e->pos);
+    df_expr *args[2] = {df__bind_expr(b, e->b, ctx), NULL};
+    if (!args[0] || !(args[1] = df__bind_expr(b, e->a, ctx))) return NULL;
+    return df__bind_resolve_fn(b, DF_FN_STRPOS, args, 2, e->pos);
 }
 
 static df_expr *bind_overlay(binder *b, const ast_expr *e, const bctx *ctx) {
@@ -753,10 +753,10 @@ static df_expr *bind_overlay(binder *b, const ast_expr *e, const bctx *ctx) {
     int32_t n = 0;
     const ast_expr *ops[4] = {e->a, e->b, e->c, e->d};
     for (int k = 0; k < 4 && ops[k]; k++) {
-        args[n] = bind_expr(b, ops[k], ctx);
+        args[n] = df__bind_expr(b, ops[k], ctx);
         if (!args[n++]) return NULL;
     }
-    return bind_resolve_fn(b, DF_FN_OVERLAY, args, n, e->pos);
+    return df__bind_resolve_fn(b, DF_FN_OVERLAY, args, n, e->pos);
 }
 
 static df_expr *bind_current(binder *b, const ast_expr *e) {
@@ -769,13 +769,13 @@ static df_expr *bind_current(binder *b, const ast_expr *e) {
         return literal(b, &s);
     }
     if (e->op == KW_CURRENT_TIME) {
-        s.type = bind_keep(b, df_type_time(DF_UNIT_NANO));
+        s.type = df__bind_keep(b, df_type_time(DF_UNIT_NANO));
         if (!s.type) return NULL;
         int64_t r = b->now_ns % 86400000000000LL;
         s.v.i64 = r < 0 ? r + 86400000000000LL : r;
         return literal(b, &s);
     }
-    s.type = bind_keep(b, df_type_timestamp(DF_UNIT_NANO, "+00:00"));
+    s.type = df__bind_keep(b, df_type_timestamp(DF_UNIT_NANO, "+00:00"));
     if (!s.type) return NULL;
     s.v.i64 = b->now_ns;
     return literal(b, &s);
@@ -784,7 +784,7 @@ static df_expr *bind_current(binder *b, const ast_expr *e) {
 /* ------------------------------------------------------------------------ */
 /* Aggregates                                                                */
 
-int bind_agg_fn(const ast_expr *call) {
+int df__bind_agg_fn(const ast_expr *call) {
     if (call->kind != AE_FUNC || call->over || call->name.n != 1) return -1;
     const char *n = call->name.parts[0];
     if (strcmp(n, "count") == 0) return DF_AGG_COUNT;
@@ -825,16 +825,16 @@ static bool unsupported_agg_name(const char *n) {
     return false;
 }
 
-bool ast_has_aggregate(const ast_expr *e) {
+bool df__ast_has_aggregate(const ast_expr *e) {
     if (!e) return false;
-    if (bind_agg_fn(e) >= 0) return true;
+    if (df__bind_agg_fn(e) >= 0) return true;
     if (e->kind == AE_FUNC && !e->over && e->name.n == 1 && unsupported_agg_name(e->name.parts[0])) return true;
     const ast_expr *ops[4] = {e->a, e->b, e->c, e->d};
     for (int k = 0; k < 4; k++)
-        if (ast_has_aggregate(ops[k])) return true;
+        if (df__ast_has_aggregate(ops[k])) return true;
     for (int32_t i = 0; i < e->nlist; i++) {
-        if (e->list && ast_has_aggregate(e->list[i])) return true;
-        if (e->list2 && ast_has_aggregate(e->list2[i])) return true;
+        if (e->list && df__ast_has_aggregate(e->list[i])) return true;
+        if (e->list2 && df__ast_has_aggregate(e->list2[i])) return true;
     }
     return false;
 }
@@ -853,12 +853,12 @@ static df_type *agg_result_type(df_agg_fn fn, const df_type *t) {
         if (df_type_is_signed_integer(t) || t->id == DF_TYPE_NULL) return df_type_int64();
         if (df_type_is_unsigned_integer(t)) return df_type_uint64();
         if (df_type_is_floating(t)) return df_type_float64();
-        if (sqlt_decimal_ps(t, &p, &s)) return df_type_decimal(DF_MIN(p + 10, t->id == DF_TYPE_DECIMAL256 ? 76 : 38), s);
+        if (df__sqlt_decimal_ps(t, &p, &s)) return df_type_decimal(DF_MIN(p + 10, t->id == DF_TYPE_DECIMAL256 ? 76 : 38), s);
         if (t->id == DF_TYPE_INTERVAL_MDN || t->id == DF_TYPE_DURATION) return df_type_retain((df_type *)t);
         return NULL;
     case DF_AGG_AVG:
         if (df_type_is_integer(t) || df_type_is_floating(t) || t->id == DF_TYPE_NULL) return df_type_float64();
-        if (sqlt_decimal_ps(t, &p, &s)) return df_type_decimal(DF_MIN(p + 4, 38), DF_MIN(s + 4, 38));
+        if (df__sqlt_decimal_ps(t, &p, &s)) return df_type_decimal(DF_MIN(p + 4, 38), DF_MIN(s + 4, 38));
         return NULL;
     default: return NULL;
     }
@@ -872,7 +872,7 @@ static bool literal_number(const df_expr *e, double *out) {
     if (df_type_is_floating(t)) *out = e->lit->v.f64;
     else if (df_type_is_signed_integer(t)) *out = (double)e->lit->v.i64;
     else if (df_type_is_unsigned_integer(t)) *out = (double)e->lit->v.u64;
-    else if (t->id == DF_TYPE_DECIMAL128 && sqlt_decimal_ps(t, &p, &s)) {
+    else if (t->id == DF_TYPE_DECIMAL128 && df__sqlt_decimal_ps(t, &p, &s)) {
         double d = (double)e->lit->v.i128;
         for (int i = 0; i < s; i++) d /= 10;
         *out = d;
@@ -884,7 +884,7 @@ static bool literal_number(const df_expr *e, double *out) {
 
 static bool is_numeric_or_null(const df_type *t) {
     int p, s;
-    return t->id == DF_TYPE_NULL || df_type_is_integer(t) || df_type_is_floating(t) || sqlt_decimal_ps(t, &p, &s);
+    return t->id == DF_TYPE_NULL || df_type_is_integer(t) || df_type_is_floating(t) || df__sqlt_decimal_ps(t, &p, &s);
 }
 
 /*
@@ -905,33 +905,33 @@ static df_errkind bind_more_agg_args(binder *b, const ast_expr *call, df_agg_fn 
     if (fn == DF_AGG_PERCENTILE) {
         if (call->within_group) {
             if (call->norder != 1 || nargs < 1 || nargs > 2)
-                return bind_error(b, DF_ERR_SQL_TYPE, call->pos, "%s takes a fraction and one WITHIN GROUP key", fname);
+                return df__bind_error(b, DF_ERR_SQL_TYPE, call->pos, "%s takes a fraction and one WITHIN GROUP key", fname);
             value_ast = call->order[0].expr;
             desc = call->order[0].desc;
             param_ast = args[0];
         } else {
             if (nargs < 2 || nargs > 3)
-                return bind_error(b, DF_ERR_SQL_TYPE, call->pos, "%s takes a value and a fraction", fname);
+                return df__bind_error(b, DF_ERR_SQL_TYPE, call->pos, "%s takes a value and a fraction", fname);
             value_ast = args[0];
             param_ast = args[1];
         }
     } else if (call->norder) {
-        return bind_error(b, DF_ERR_SQL_UNSUPPORTED, call->pos, "ORDER BY inside aggregates is not supported");
+        return df__bind_error(b, DF_ERR_SQL_UNSUPPORTED, call->pos, "ORDER BY inside aggregates is not supported");
     } else if (fn == DF_AGG_STRING_AGG) {
-        if (nargs != 2) return bind_error(b, DF_ERR_SQL_TYPE, call->pos, "string_agg takes a value and a delimiter");
+        if (nargs != 2) return df__bind_error(b, DF_ERR_SQL_TYPE, call->pos, "string_agg takes a value and a delimiter");
         value_ast = args[0];
         param_ast = args[1];
     } else if (nargs != (two ? 2 : 1)) {
-        return bind_error(b, DF_ERR_SQL_TYPE, call->pos, "%s takes exactly %s", fname, two ? "two arguments" : "one argument");
+        return df__bind_error(b, DF_ERR_SQL_TYPE, call->pos, "%s takes exactly %s", fname, two ? "two arguments" : "one argument");
     } else {
         value_ast = args[0];
         param_ast = two ? args[1] : NULL;
     }
-    a->arg = bind_expr(b, value_ast, in);
+    a->arg = df__bind_expr(b, value_ast, in);
     if (!a->arg) return b->err ? b->err->kind : DF_ERR_INTERNAL;
     df_expr *param = NULL;
     if (param_ast) {
-        param = bind_expr(b, param_ast, in);
+        param = df__bind_expr(b, param_ast, in);
         if (!param) return b->err ? b->err->kind : DF_ERR_INTERNAL;
     }
     const df_type *t = a->arg->type;
@@ -941,38 +941,38 @@ static df_errkind bind_more_agg_args(binder *b, const ast_expr *call, df_agg_fn 
         rt = df_type_retain((df_type *)t);
     } else if (fn >= DF_AGG_BIT_AND && fn <= DF_AGG_BIT_XOR) {
         if (t->id == DF_TYPE_NULL) {
-            a->arg = bind_coerce(b, a->arg, df_type_int64(), call->pos);
+            a->arg = df__bind_coerce(b, a->arg, df_type_int64(), call->pos);
             if (!a->arg) return b->err->kind;
             t = a->arg->type;
         }
         if (!df_type_is_integer(t))
-            return bind_error(b, DF_ERR_SQL_TYPE, call->pos, "%s does not accept %s", fname, type_name(t, tn, sizeof tn));
+            return df__bind_error(b, DF_ERR_SQL_TYPE, call->pos, "%s does not accept %s", fname, type_name(t, tn, sizeof tn));
         rt = df_type_retain((df_type *)t);
     } else if (fn == DF_AGG_MEDIAN) {
         /* Integers (and NULL) are taken as Float64; floats and decimals keep their type. */
         if (!is_numeric_or_null(t))
-            return bind_error(b, DF_ERR_SQL_TYPE, call->pos, "median does not accept %s", type_name(t, tn, sizeof tn));
+            return df__bind_error(b, DF_ERR_SQL_TYPE, call->pos, "median does not accept %s", type_name(t, tn, sizeof tn));
         if (t->id == DF_TYPE_NULL || df_type_is_integer(t)) {
-            a->arg = bind_coerce(b, a->arg, df_type_float64(), call->pos);
+            a->arg = df__bind_coerce(b, a->arg, df_type_float64(), call->pos);
             if (!a->arg) return b->err->kind;
             t = a->arg->type;
         }
         rt = df_type_retain((df_type *)t);
     } else if (fn == DF_AGG_STRING_AGG) {
         if (t->id != DF_TYPE_UTF8) {
-            a->arg = bind_coerce(b, a->arg, df_type_utf8(), call->pos);
+            a->arg = df__bind_coerce(b, a->arg, df_type_utf8(), call->pos);
             if (!a->arg) return b->err->kind;
         }
         if (param->kind != DF_EX_LITERAL || (!param->lit->is_null && param->type->id != DF_TYPE_UTF8))
-            return bind_error(b, DF_ERR_SQL_TYPE, param_ast->pos, "the string_agg delimiter must be a string literal");
+            return df__bind_error(b, DF_ERR_SQL_TYPE, param_ast->pos, "the string_agg delimiter must be a string literal");
         a->arg2 = param;
         rt = df_type_utf8();
     } else if (fn == DF_AGG_PERCENTILE) {
         double frac;
         if (!literal_number(param, &frac) || !(frac >= 0 && frac <= 1))
-            return bind_error(b, DF_ERR_SQL_TYPE, param_ast->pos, "the %s fraction must be a literal between 0 and 1", fname);
+            return df__bind_error(b, DF_ERR_SQL_TYPE, param_ast->pos, "the %s fraction must be a literal between 0 and 1", fname);
         if (!is_numeric_or_null(t))
-            return bind_error(b, DF_ERR_SQL_TYPE, call->pos, "%s does not accept %s", fname, type_name(t, tn, sizeof tn));
+            return df__bind_error(b, DF_ERR_SQL_TYPE, call->pos, "%s does not accept %s", fname, type_name(t, tn, sizeof tn));
         df_scalar fs = {.type = df_type_float64(), .is_null = false, .v.f64 = desc ? 1 - frac : frac};
         a->arg2 = literal(b, &fs);
         if (!a->arg2) return b->err->kind;
@@ -981,50 +981,50 @@ static df_errkind bind_more_agg_args(binder *b, const ast_expr *call, df_agg_fn 
     } else {
         /* Statistics over Float64 values. */
         if (!is_numeric_or_null(t))
-            return bind_error(b, DF_ERR_SQL_TYPE, call->pos, "%s does not accept %s", fname, type_name(t, tn, sizeof tn));
-        a->arg = bind_coerce(b, a->arg, df_type_float64(), call->pos);
+            return df__bind_error(b, DF_ERR_SQL_TYPE, call->pos, "%s does not accept %s", fname, type_name(t, tn, sizeof tn));
+        a->arg = df__bind_coerce(b, a->arg, df_type_float64(), call->pos);
         if (!a->arg) return b->err->kind;
         if (two) {
             if (!is_numeric_or_null(param->type))
-                return bind_error(b, DF_ERR_SQL_TYPE, call->pos, "%s does not accept %s", fname,
+                return df__bind_error(b, DF_ERR_SQL_TYPE, call->pos, "%s does not accept %s", fname,
                                   type_name(param->type, tn, sizeof tn));
-            a->arg2 = bind_coerce(b, param, df_type_float64(), call->pos);
+            a->arg2 = df__bind_coerce(b, param, df_type_float64(), call->pos);
             if (!a->arg2) return b->err->kind;
         }
         rt = fn == DF_AGG_REGR_COUNT ? df_type_uint64() : df_type_float64();
     }
-    a->type = bind_keep(b, rt);
+    a->type = df__bind_keep(b, rt);
     if (!a->type) return b->err->kind;
     a->nullable = fn != DF_AGG_REGR_COUNT;
     return DF_OK;
 }
 
-df_errkind bind_aggregate_call(binder *b, const ast_expr *call, const bctx *ctx, int32_t *index) {
+df_errkind df__bind_aggregate_call(binder *b, const ast_expr *call, const bctx *ctx, int32_t *index) {
     bagg *ag = ctx->agg;
-    df_agg_fn fn = (df_agg_fn)bind_agg_fn(call);
+    df_agg_fn fn = (df_agg_fn)df__bind_agg_fn(call);
     if (call->null_treatment && fn != DF_AGG_FIRST && fn != DF_AGG_LAST)
-        return bind_error(b, DF_ERR_SQL_TYPE, call->pos, "[IGNORE | RESPECT] NULLS are not permitted for %s",
+        return df__bind_error(b, DF_ERR_SQL_TYPE, call->pos, "[IGNORE | RESPECT] NULLS are not permitted for %s",
                           df_agg_fn_name(fn));
-    if (ctx->in_agg) return bind_error(b, DF_ERR_SQL_TYPE, call->pos, "aggregate calls cannot be nested");
+    if (ctx->in_agg) return df__bind_error(b, DF_ERR_SQL_TYPE, call->pos, "aggregate calls cannot be nested");
     bool more = df_agg_fn_single_step(fn);
     if (call->norder && !more)
-        return bind_error(b, DF_ERR_SQL_UNSUPPORTED, call->pos, "ORDER BY inside aggregates is not supported");
+        return df__bind_error(b, DF_ERR_SQL_UNSUPPORTED, call->pos, "ORDER BY inside aggregates is not supported");
     bctx in = {.scope = ag->input, .agg = NULL, .allow_agg = false, .in_agg = true, .clause = "aggregate argument"};
     df_agg a = {.fn = fn, .distinct = call->flag};
     if (more) {
-        if (call->star_arg) return bind_error(b, DF_ERR_SQL_SYNTAX, call->pos, "only count accepts `*`");
+        if (call->star_arg) return df__bind_error(b, DF_ERR_SQL_SYNTAX, call->pos, "only count accepts `*`");
         DF_TRY(bind_more_agg_args(b, call, fn, &in, &a));
     } else if (call->star_arg) {
-        if (fn != DF_AGG_COUNT) return bind_error(b, DF_ERR_SQL_SYNTAX, call->pos, "only count accepts `*`");
+        if (fn != DF_AGG_COUNT) return df__bind_error(b, DF_ERR_SQL_SYNTAX, call->pos, "only count accepts `*`");
     } else if (fn == DF_AGG_COUNT && call->nlist == 0) {
         /* count() counts rows like count(*) */
     } else {
         if (call->nlist != 1)
-            return bind_error(b, DF_ERR_SQL_TYPE, call->pos, "%s takes exactly one argument", df_agg_fn_name(fn));
+            return df__bind_error(b, DF_ERR_SQL_TYPE, call->pos, "%s takes exactly one argument", df_agg_fn_name(fn));
         if (call->list[0]->kind == AE_STAR && fn == DF_AGG_COUNT && call->list[0]->name.n == 0) {
             /* count(*) written with an explicit star argument */
         } else {
-            a.arg = bind_expr(b, call->list[0], &in);
+            a.arg = df__bind_expr(b, call->list[0], &in);
             if (!a.arg) return b->err ? b->err->kind : DF_ERR_INTERNAL;
             if (fn == DF_AGG_COUNT && !a.distinct && a.arg->kind == DF_EX_LITERAL && !a.arg->lit->is_null) {
                 a.arg = NULL;  /* count(1) == count(*) */
@@ -1034,7 +1034,7 @@ df_errkind bind_aggregate_call(binder *b, const ast_expr *call, const bctx *ctx,
     if (call->filter) {
         bctx f = in;
         f.clause = "FILTER";
-        a.filter = bind_condition(b, call->filter, &f);
+        a.filter = df__bind_condition(b, call->filter, &f);
         if (!a.filter) return b->err ? b->err->kind : DF_ERR_INTERNAL;
     }
     if (more) {
@@ -1043,20 +1043,20 @@ df_errkind bind_aggregate_call(binder *b, const ast_expr *call, const bctx *ctx,
         df_type *rt = agg_result_type(fn, a.arg->type);
         if (!rt) {
             char t[64];
-            return bind_error(b, DF_ERR_SQL_TYPE, call->pos, "%s does not accept %s", df_agg_fn_name(fn),
+            return df__bind_error(b, DF_ERR_SQL_TYPE, call->pos, "%s does not accept %s", df_agg_fn_name(fn),
                               type_name(a.arg->type, t, sizeof t));
         }
         if (a.arg->type->id == DF_TYPE_NULL && (fn == DF_AGG_SUM)) {
-            a.arg = bind_coerce(b, a.arg, df_type_int64(), call->pos);
+            a.arg = df__bind_coerce(b, a.arg, df_type_int64(), call->pos);
             if (!a.arg) return b->err->kind;
         } else if (a.arg->type->id == DF_TYPE_NULL && fn == DF_AGG_AVG) {
-            a.arg = bind_coerce(b, a.arg, df_type_float64(), call->pos);
+            a.arg = df__bind_coerce(b, a.arg, df_type_float64(), call->pos);
             if (!a.arg) return b->err->kind;
         } else if (a.arg->type->id == DF_TYPE_NULL && (fn == DF_AGG_BOOL_AND || fn == DF_AGG_BOOL_OR)) {
-            a.arg = bind_coerce(b, a.arg, df_type_bool(), call->pos);
+            a.arg = df__bind_coerce(b, a.arg, df_type_bool(), call->pos);
             if (!a.arg) return b->err->kind;
         }
-        a.type = bind_keep(b, rt);
+        a.type = df__bind_keep(b, rt);
     } else {
         a.type = df_type_int64();
     }
@@ -1079,7 +1079,7 @@ df_errkind bind_aggregate_call(binder *b, const ast_expr *call, const bctx *ctx,
         if (!k) k = df_buf_append_char(&name, ')', b->err);
     }
     if (!k) {
-        a.name = bind_strdup(b, name.data);
+        a.name = df__bind_strdup(b, name.data);
         if (!a.name) k = DF_ERR_OUT_OF_MEMORY;
     }
     df_buf_free(&name);
@@ -1095,7 +1095,7 @@ df_errkind bind_aggregate_call(binder *b, const ast_expr *call, const bctx *ctx,
         }
     }
     if (!ag->collecting)
-        return bind_error(b, DF_ERR_INTERNAL, call->pos, "aggregate was not collected before binding");
+        return df__bind_error(b, DF_ERR_INTERNAL, call->pos, "aggregate was not collected before binding");
     if (ag->naggs == ag->cap) {
         int32_t ncap = ag->cap ? ag->cap * 2 : 8;
         df_agg *n = df__lplan_alloc(b->plan, (size_t)ncap * sizeof *n);
@@ -1128,28 +1128,28 @@ static df_expr *agg_output_ref(binder *b, const bctx *ctx, int32_t index) {
 
 static df_expr *bind_expr_inner(binder *b, const ast_expr *e, const bctx *ctx);
 
-df_expr *bind_expr(binder *b, const ast_expr *e, const bctx *ctx) {
+df_expr *df__bind_expr(binder *b, const ast_expr *e, const bctx *ctx) {
     if (ctx->agg && !ctx->agg->collecting && !ctx->in_agg) {
         /* After GROUP BY: map aggregate calls and group keys to the aggregate output. */
         bool sub = e->kind == AE_SUBQUERY || e->kind == AE_EXISTS || e->kind == AE_IN_SUBQUERY ||
                    (e->kind == AE_IN_LIST && e->nlist == 1 && e->list[0]->kind == AE_SUBQUERY);
         /* A subquery joined above the aggregation reads its own column; so does a window call. */
-        if (sub && !bind_subqueries_in_scope(b, e, ctx->agg->input)) return bind_subquery_column(b, e, ctx);
-        if (e->kind == AE_FUNC && e->over) return bind_window_column(b, e, ctx);
-        if (bind_agg_fn(e) >= 0) {
+        if (sub && !df__bind_subqueries_in_scope(b, e, ctx->agg->input)) return df__bind_subquery_column(b, e, ctx);
+        if (e->kind == AE_FUNC && e->over) return df__bind_window_column(b, e, ctx);
+        if (df__bind_agg_fn(e) >= 0) {
             if (!ctx->allow_agg) {
-                bind_error(b, DF_ERR_SQL_TYPE, e->pos, "aggregate functions are not allowed in %s",
+                df__bind_error(b, DF_ERR_SQL_TYPE, e->pos, "aggregate functions are not allowed in %s",
                            ctx->clause ? ctx->clause : "this clause");
                 return NULL;
             }
             int32_t index;
-            if (bind_aggregate_call(b, e, ctx, &index)) return NULL;
+            if (df__bind_aggregate_call(b, e, ctx, &index)) return NULL;
             return agg_output_ref(b, ctx, index);
         }
         bool literal_like = e->kind == AE_INTEGER || e->kind == AE_NUMBER || e->kind == AE_STRING ||
                             e->kind == AE_BOOL || e->kind == AE_NULL || e->kind == AE_BINARY;
-        if (!literal_like && !ast_has_aggregate(e) && !ast_has_window(e) &&
-            (!ast_has_subquery(e) || bind_subqueries_in_scope(b, e, ctx->agg->input))) {
+        if (!literal_like && !df__ast_has_aggregate(e) && !df__ast_has_window(e) &&
+            (!df__ast_has_subquery(e) || df__bind_subqueries_in_scope(b, e, ctx->agg->input))) {
             bctx pre = {.scope = ctx->agg->input, .clause = ctx->clause};
             df_expr *x = bind_expr_inner(b, e, &pre);
             if (!x) return NULL;
@@ -1159,7 +1159,7 @@ df_expr *bind_expr(binder *b, const ast_expr *e, const bctx *ctx) {
             if (e->kind == AE_COLUMN) {
                 char name[128];
                 snprintf(name, sizeof name, "%s", e->name.parts[e->name.n - 1]);
-                bind_error(b, DF_ERR_SQL_TYPE, e->pos,
+                df__bind_error(b, DF_ERR_SQL_TYPE, e->pos,
                            "column `%s` must appear in the GROUP BY clause or be used in an aggregate function",
                            name);
                 return NULL;
@@ -1194,7 +1194,7 @@ static df_expr *bind_expr_inner(binder *b, const ast_expr *e, const bctx *ctx) {
     case AE_DISTINCT_FROM: return bind_distinct_from(b, e, ctx);
     case AE_BETWEEN: return bind_between(b, e, ctx);
     case AE_IN_LIST:
-        if (e->nlist == 1 && e->list[0]->kind == AE_SUBQUERY) return bind_subquery_column(b, e, ctx);
+        if (e->nlist == 1 && e->list[0]->kind == AE_SUBQUERY) return df__bind_subquery_column(b, e, ctx);
         return bind_in_list(b, e, ctx);
     case AE_LIKE: return bind_like(b, e, ctx);
     case AE_REGEX: return bind_regex(b, e, ctx);
@@ -1207,39 +1207,39 @@ static df_expr *bind_expr_inner(binder *b, const ast_expr *e, const bctx *ctx) {
     case AE_OVERLAY: return bind_overlay(b, e, ctx);
     case AE_CURRENT: return bind_current(b, e);
     case AE_FUNC:
-        if (e->over) return bind_window_column(b, e, ctx);
-        if (bind_agg_fn(e) >= 0) {
+        if (e->over) return df__bind_window_column(b, e, ctx);
+        if (df__bind_agg_fn(e) >= 0) {
             if (!ctx->agg || !ctx->allow_agg) {
-                bind_error(b, DF_ERR_SQL_TYPE, e->pos, "aggregate functions are not allowed in %s",
+                df__bind_error(b, DF_ERR_SQL_TYPE, e->pos, "aggregate functions are not allowed in %s",
                            ctx->clause ? ctx->clause : "this clause");
                 return NULL;
             }
             int32_t index;
-            if (bind_aggregate_call(b, e, ctx, &index)) return NULL;
+            if (df__bind_aggregate_call(b, e, ctx, &index)) return NULL;
             return agg_output_ref(b, ctx, index);
         }
         if (e->name.n == 1 && unsupported_agg_name(e->name.parts[0])) {
-            bind_error(b, DF_ERR_SQL_UNSUPPORTED, e->pos, "aggregate function `%s` is not supported yet",
+            df__bind_error(b, DF_ERR_SQL_UNSUPPORTED, e->pos, "aggregate function `%s` is not supported yet",
                        e->name.parts[0]);
             return NULL;
         }
-        return bind_function(b, e, ctx);
+        return df__bind_function(b, e, ctx);
     case AE_SIMILAR:
-        bind_error(b, DF_ERR_SQL_UNSUPPORTED, e->pos, "SIMILAR TO is not supported");
+        df__bind_error(b, DF_ERR_SQL_UNSUPPORTED, e->pos, "SIMILAR TO is not supported");
         return NULL;
     case AE_SUBQUERY:
     case AE_IN_SUBQUERY:
-    case AE_EXISTS: return bind_subquery_column(b, e, ctx);
+    case AE_EXISTS: return df__bind_subquery_column(b, e, ctx);
     case AE_STAR:
-        bind_error(b, DF_ERR_SQL_SYNTAX, e->pos, "`*` is only allowed in the SELECT list and count(*)");
+        df__bind_error(b, DF_ERR_SQL_SYNTAX, e->pos, "`*` is only allowed in the SELECT list and count(*)");
         return NULL;
     case AE_PARAM:
-        bind_error(b, DF_ERR_SQL_UNSUPPORTED, e->pos, "query parameters are not supported");
+        df__bind_error(b, DF_ERR_SQL_UNSUPPORTED, e->pos, "query parameters are not supported");
         return NULL;
     case AE_ARRAY:
-        bind_error(b, DF_ERR_SQL_UNSUPPORTED, e->pos, "arrays are not supported");
+        df__bind_error(b, DF_ERR_SQL_UNSUPPORTED, e->pos, "arrays are not supported");
         return NULL;
     }
-    bind_error(b, DF_ERR_INTERNAL, e->pos, "unknown expression kind");
+    df__bind_error(b, DF_ERR_INTERNAL, e->pos, "unknown expression kind");
     return NULL;
 }

@@ -49,7 +49,7 @@ static df_errkind add_dep(binder *b, const char *name) {
         b->deps = n;
         b->cap_deps = ncap;
     }
-    const char *c = bind_strdup(b, name);
+    const char *c = df__bind_strdup(b, name);
     if (!c) return DF_ERR_OUT_OF_MEMORY;
     b->deps[b->ndeps++] = c;
     return DF_OK;
@@ -63,13 +63,13 @@ static df_lnode *new_node(binder *b, df_lnode_kind kind, int32_t nin, df_lnode *
 static df_lnode *rename_node(binder *b, df_lnode *in, const char *qualifier, int32_t nnames, char *const *names,
                              int32_t pos) {
     if (nnames > in->ncols) {
-        bind_error(b, DF_ERR_SQL_TYPE, pos, "%d column aliases given for %d columns", nnames, in->ncols);
+        df__bind_error(b, DF_ERR_SQL_TYPE, pos, "%d column aliases given for %d columns", nnames, in->ncols);
         return NULL;
     }
     df_lnode *p = new_node(b, DF_LN_PROJECT, 1, &in, in->ncols);
     if (!p) return NULL;
     p->u.project.exprs = df__lplan_alloc(b->plan, (size_t)(in->ncols ? in->ncols : 1) * sizeof(df_expr *));
-    if (!p->u.project.exprs) return bind_oom(b);
+    if (!p->u.project.exprs) return df__bind_oom(b);
     for (int32_t i = 0; i < in->ncols; i++) {
         p->u.project.exprs[i] = df__expr_column(b->plan, i, &in->cols[i], b->err);
         if (!p->u.project.exprs[i]) return NULL;
@@ -85,16 +85,16 @@ static df_lnode *make_scan(binder *b, df_table_provider *prov, const char *table
     df_lnode *n = new_node(b, DF_LN_SCAN, 0, NULL, s->nfields);
     if (!n) return NULL;
     n->u.scan.provider = prov;
-    n->u.scan.table = bind_strdup(b, table);
+    n->u.scan.table = df__bind_strdup(b, table);
     n->u.scan.nproj = s->nfields;
     n->u.scan.proj = df__lplan_alloc(b->plan, (size_t)(s->nfields ? s->nfields : 1) * sizeof(int32_t));
     n->u.scan.fetch = -1;
-    if (!n->u.scan.table || !n->u.scan.proj) return bind_oom(b);
+    if (!n->u.scan.table || !n->u.scan.proj) return df__bind_oom(b);
     for (int32_t i = 0; i < s->nfields; i++) {
         n->u.scan.proj[i] = i;
-        n->cols[i].name = bind_strdup(b, s->fields[i].name);
+        n->cols[i].name = df__bind_strdup(b, s->fields[i].name);
         n->cols[i].qualifier = qualifier;
-        n->cols[i].type = bind_keep(b, df_type_retain(s->fields[i].type));
+        n->cols[i].type = df__bind_keep(b, df_type_retain(s->fields[i].type));
         n->cols[i].nullable = s->fields[i].nullable;
         if (!n->cols[i].name || !n->cols[i].type) return NULL;
     }
@@ -107,12 +107,12 @@ static void release_provider(void *p) { df_table_provider_release(p); }
 static df_errkind bind_count(binder *b, const ast_expr *e, const char *what, int64_t *out) {
     bscope empty = {0};
     bctx ctx = {.scope = &empty, .clause = what};
-    df_expr *x = bind_expr(b, e, &ctx);
+    df_expr *x = df__bind_expr(b, e, &ctx);
     if (!x) return b->err ? b->err->kind : DF_ERR_INTERNAL;
     if (!df_type_is_integer(x->type) && x->type->id != DF_TYPE_NULL)
-        return bind_error(b, DF_ERR_SQL_TYPE, e->pos, "%s must be an integer", what);
+        return df__bind_error(b, DF_ERR_SQL_TYPE, e->pos, "%s must be an integer", what);
     df_scalar v = {0};
-    DF_TRY(bind_eval_const(b, x, &v));
+    DF_TRY(df__bind_eval_const(b, x, &v));
     bool null = v.is_null || v.type->id == DF_TYPE_NULL;
     int64_t n = df_type_is_unsigned_integer(v.type) ? (int64_t)DF_MIN(v.v.u64, (uint64_t)INT64_MAX) : v.v.i64;
     df_scalar_clear(&v);
@@ -120,7 +120,7 @@ static df_errkind bind_count(binder *b, const ast_expr *e, const char *what, int
         *out = -1;
         return DF_OK;
     }
-    if (n < 0) return bind_error(b, DF_ERR_SQL_TYPE, e->pos, "%s must not be negative", what);
+    if (n < 0) return df__bind_error(b, DF_ERR_SQL_TYPE, e->pos, "%s must not be negative", what);
     *out = n;
     return DF_OK;
 }
@@ -130,13 +130,13 @@ static df_errkind bind_count(binder *b, const ast_expr *e, const char *what, int
 
 static df_errkind bind_view_sql(binder *b, const df_catalog_ref *ref, int32_t pos, df_lnode **out) {
     if (b->view_depth >= DF_SQL_MAX_VIEW_DEPTH)
-        return bind_error(b, DF_ERR_LIMIT_EXCEEDED, pos, "views are nested more than %d levels deep (a cycle?)",
+        return df__bind_error(b, DF_ERR_LIMIT_EXCEEDED, pos, "views are nested more than %d levels deep (a cycle?)",
                           DF_SQL_MAX_VIEW_DEPTH);
     ast_query *q;
     const char *save_text = b->text;
     int32_t save_len = b->text_len;
     bcte *save_ctes = b->ctes;
-    char *sql = bind_strdup(b, ref->sql);
+    char *sql = df__bind_strdup(b, ref->sql);
     if (!sql) return DF_ERR_OUT_OF_MEMORY;
     df_errkind k = df__sql_parse(sql, strlen(sql), &b->plan->arena, &q, b->err);
     if (!k) {
@@ -144,7 +144,7 @@ static df_errkind bind_view_sql(binder *b, const df_catalog_ref *ref, int32_t po
         b->text_len = (int32_t)strlen(sql);
         b->ctes = NULL;
         b->view_depth++;
-        *out = bind_query(b, q);
+        *out = df__bind_query(b, q);
         b->view_depth--;
         b->text = save_text;
         b->text_len = save_len;
@@ -159,11 +159,11 @@ static df_errkind bind_view_sql(binder *b, const df_catalog_ref *ref, int32_t po
 }
 
 static df_errkind bind_cte_ref(binder *b, bcte *f, const ast_tableref *r, bfrom *out) {
-    if (f->binding) return bind_error(b, DF_ERR_SQL_UNSUPPORTED, r->pos, "recursive CTEs are not supported");
+    if (f->binding) return df__bind_error(b, DF_ERR_SQL_UNSUPPORTED, r->pos, "recursive CTEs are not supported");
     bcte *save = b->ctes;
     b->ctes = f->next;
     f->binding = true;
-    df_lnode *n = bind_query(b, f->cte->query);
+    df_lnode *n = df__bind_query(b, f->cte->query);
     f->binding = false;
     b->ctes = save;
     if (!n) return b->err ? b->err->kind : DF_ERR_INTERNAL;
@@ -186,12 +186,12 @@ static df_errkind bind_named(binder *b, const ast_tableref *r, bfrom *out) {
         bool ok = (nm->n == 2 && strcmp(nm->parts[0], "public") == 0) ||
                   (nm->n == 3 && strcmp(nm->parts[0], "datafusion") == 0 && strcmp(nm->parts[1], "public") == 0);
         if (!ok)
-            return bind_error(b, DF_ERR_SQL_UNKNOWN_TABLE, r->pos, "table `%s.%s` not found", nm->parts[nm->n - 2],
+            return df__bind_error(b, DF_ERR_SQL_UNKNOWN_TABLE, r->pos, "table `%s.%s` not found", nm->parts[nm->n - 2],
                               table);
     }
     df_catalog_ref ref;
     DF_TRY(df_catalog_lookup(b->cat, table, &ref, b->err));
-    if (ref.kind == DF_CATALOG_NONE) return bind_error(b, DF_ERR_SQL_UNKNOWN_TABLE, r->pos, "table `%s` not found", table);
+    if (ref.kind == DF_CATALOG_NONE) return df__bind_error(b, DF_ERR_SQL_UNKNOWN_TABLE, r->pos, "table `%s` not found", table);
     df_errkind k = add_dep(b, ref.name);
     const char *qual = r->alias ? r->alias : table;
     df_lnode *n = NULL;
@@ -211,16 +211,16 @@ static df_errkind bind_named(binder *b, const ast_tableref *r, bfrom *out) {
     }
     df_catalog_ref_clear(&ref);
     if (k) return k;
-    n = rename_node(b, n, bind_strdup(b, qual), r->ncol_aliases, r->col_aliases, r->pos);
+    n = rename_node(b, n, df__bind_strdup(b, qual), r->ncol_aliases, r->col_aliases, r->pos);
     if (!n) return b->err ? b->err->kind : DF_ERR_INTERNAL;
     out->node = n;
     return DF_OK;
 }
 
 static df_errkind bind_subquery_ref(binder *b, const ast_tableref *r, bfrom *out) {
-    if (r->lateral) return bind_error(b, DF_ERR_SQL_UNSUPPORTED, r->pos, "LATERAL subqueries are not supported");
+    if (r->lateral) return df__bind_error(b, DF_ERR_SQL_UNSUPPORTED, r->pos, "LATERAL subqueries are not supported");
     bcte *save = b->ctes;
-    df_lnode *n = bind_query(b, r->query);
+    df_lnode *n = df__bind_query(b, r->query);
     b->ctes = save;
     if (!n) return b->err ? b->err->kind : DF_ERR_INTERNAL;
     n = rename_node(b, n, r->alias, r->ncol_aliases, r->col_aliases, r->pos);
@@ -281,7 +281,7 @@ static df_errkind split_join_condition(binder *b, df_expr *cond, int32_t nleft, 
     return DF_OK;
 }
 
-df_errkind bind_join_condition(binder *b, df_expr *cond, int32_t nleft, int32_t nright, df_lnode *j) {
+df_errkind df__bind_join_condition(binder *b, df_expr *cond, int32_t nleft, int32_t nright, df_lnode *j) {
     return split_join_condition(b, cond, nleft, nright, j);
 }
 
@@ -327,7 +327,7 @@ static df_lnode *make_join_node(binder *b, df_join_type t, df_lnode *l, df_lnode
     return j;
 }
 
-df_lnode *bind_join_node(binder *b, df_join_type t, df_lnode *l, df_lnode *r) { return make_join_node(b, t, l, r); }
+df_lnode *df__bind_join_node(binder *b, df_join_type t, df_lnode *l, df_lnode *r) { return make_join_node(b, t, l, r); }
 
 static int32_t find_visible(const df_lnode *n, const bool *hidden, const char *name) {
     int32_t found = -1;
@@ -345,10 +345,10 @@ static df_errkind bind_join(binder *b, const ast_tableref *r, bfrom *out) {
     bfrom L = {0}, R = {0};
     DF_TRY(bind_tableref(b, r->left, &L));
     DF_TRY(bind_tableref(b, r->right, &R));
-    if (r->on && ast_has_subquery(r->on)) {
+    if (r->on && df__ast_has_subquery(r->on)) {
         /* Subqueries in ON are joined onto the left input (hidden columns) before the join. */
         ast_expr *on = r->on;
-        DF_TRY(bind_scalar_subqueries(b, &on, 1, &L.node, &L.hidden));
+        DF_TRY(df__bind_scalar_subqueries(b, &on, 1, &L.node, &L.hidden));
     }
     df_join_type t = join_type(r->join);
     int32_t nl = L.node->ncols, nr = R.node->ncols, width = nl + nr;
@@ -380,14 +380,14 @@ static df_errkind bind_join(binder *b, const ast_tableref *r, bfrom *out) {
             int32_t li = find_visible(L.node, L.hidden, using_cols[u]);
             int32_t ri = find_visible(R.node, R.hidden, using_cols[u]);
             if (li < 0 || ri < 0)
-                return bind_error(b, DF_ERR_SQL_UNKNOWN_COLUMN, r->pos, "USING column `%s` is not on both sides",
+                return df__bind_error(b, DF_ERR_SQL_UNKNOWN_COLUMN, r->pos, "USING column `%s` is not on both sides",
                                   using_cols[u]);
             df_expr *le = df__expr_column(b->plan, li, &cols[li], b->err);
             df_expr *re = df__expr_column(b->plan, nl + ri, &cols[nl + ri], b->err);
             if (!le || !re) return b->err->kind;
-            df_type *ct = bind_keep(b, sqlt_comparison(le->type, re->type));
-            if (!ct) return bind_error(b, DF_ERR_SQL_TYPE, r->pos, "USING column `%s` types differ", using_cols[u]);
-            df_expr *args[2] = {bind_coerce(b, le, ct, r->pos), bind_coerce(b, re, ct, r->pos)};
+            df_type *ct = df__bind_keep(b, df__sqlt_comparison(le->type, re->type));
+            if (!ct) return df__bind_error(b, DF_ERR_SQL_TYPE, r->pos, "USING column `%s` types differ", using_cols[u]);
+            df_expr *args[2] = {df__bind_coerce(b, le, ct, r->pos), df__bind_coerce(b, re, ct, r->pos)};
             if (!args[0] || !args[1]) return b->err->kind;
             eqs[u] = df__expr_func(b->plan, DF_FN_EQ, df_type_bool(), true, 2, args, b->err);
             if (!eqs[u]) return b->err->kind;
@@ -398,11 +398,11 @@ static df_errkind bind_join(binder *b, const ast_tableref *r, bfrom *out) {
         DF_TRY(split_join_condition(b, cond, nl, nr, j));
     } else if (r->on) {
         bctx ctx = {.scope = &scope, .clause = "JOIN condition"};
-        df_expr *cond = bind_condition(b, r->on, &ctx);
+        df_expr *cond = df__bind_condition(b, r->on, &ctx);
         if (!cond) return b->err->kind;
         DF_TRY(split_join_condition(b, cond, nl, nr, j));
     } else if (t != DF_JOIN_INNER) {
-        return bind_error(b, DF_ERR_SQL_SYNTAX, r->pos, "this join needs an ON or USING condition");
+        return df__bind_error(b, DF_ERR_SQL_SYNTAX, r->pos, "this join needs an ON or USING condition");
     }
     out->node = j;
     if (t == DF_JOIN_LEFT_SEMI || t == DF_JOIN_LEFT_ANTI)
@@ -421,9 +421,9 @@ static df_errkind bind_tableref(binder *b, const ast_tableref *r, bfrom *out) {
     case AT_SUBQUERY: return bind_subquery_ref(b, r, out);
     case AT_JOIN: return bind_join(b, r, out);
     case AT_FUNCTION:
-        return bind_error(b, DF_ERR_SQL_UNSUPPORTED, r->pos, "table functions are not supported yet");
+        return df__bind_error(b, DF_ERR_SQL_UNSUPPORTED, r->pos, "table functions are not supported yet");
     }
-    return bind_error(b, DF_ERR_INTERNAL, r->pos, "unknown FROM item");
+    return df__bind_error(b, DF_ERR_INTERNAL, r->pos, "unknown FROM item");
 }
 
 /* FROM a, b, c: left-deep cross joins. */
@@ -451,7 +451,7 @@ static df_errkind bind_from(binder *b, const ast_select *s, bfrom *out) {
     return DF_OK;
 }
 
-df_errkind bind_from_items(binder *b, const ast_select *s, df_lnode **node, bool **hidden) {
+df_errkind df__bind_from_items(binder *b, const ast_select *s, df_lnode **node, bool **hidden) {
     bfrom f;
     DF_TRY(bind_from(b, s, &f));
     *node = f.node;
@@ -487,22 +487,22 @@ static df_errkind bind_group_keys(binder *b, const ast_select *s, const bscope *
         const ast_expr *e;
         if (s->group_all) {
             e = s->items[i].expr;
-            if (e->kind == AE_STAR || ast_has_aggregate(e)) continue;
+            if (e->kind == AE_STAR || df__ast_has_aggregate(e)) continue;
         } else {
             e = s->group[i];
             if (e->kind == AE_INTEGER) {
                 int64_t k = strtoll(e->text, NULL, 10);
                 if (k < 1 || k > s->nitems || s->items[k - 1].expr->kind == AE_STAR)
-                    return bind_error(b, DF_ERR_SQL_TYPE, e->pos, "GROUP BY position %" PRId64 " is not in the select list", k);
+                    return df__bind_error(b, DF_ERR_SQL_TYPE, e->pos, "GROUP BY position %" PRId64 " is not in the select list", k);
                 e = s->items[k - 1].expr;
             } else if (e->kind == AE_COLUMN && e->name.n == 1 && !scope_has_column(scope, e->name.parts[0])) {
                 const ast_select_item *it = item_by_alias(s, e);
                 if (it) e = it->expr;
             }
         }
-        if (ast_has_aggregate(e))
-            return bind_error(b, DF_ERR_SQL_TYPE, e->pos, "aggregate functions are not allowed in GROUP BY");
-        df_expr *x = bind_expr(b, e, &pre);
+        if (df__ast_has_aggregate(e))
+            return df__bind_error(b, DF_ERR_SQL_TYPE, e->pos, "aggregate functions are not allowed in GROUP BY");
+        df_expr *x = df__bind_expr(b, e, &pre);
         if (!x) return b->err->kind;
         bool dup = false;
         for (int32_t g = 0; g < ag->ngroup; g++)
@@ -512,7 +512,7 @@ static df_errkind bind_group_keys(binder *b, const ast_select *s, const bscope *
         if (x->kind == DF_EX_COLUMN) {
             *c = scope->cols[x->column];
         } else {
-            c->name = bind_display(b, x);
+            c->name = df__bind_display(b, x);
             if (!c->name) return b->err->kind;
             c->qualifier = NULL;
             c->type = x->type;
@@ -526,9 +526,9 @@ static df_errkind bind_group_keys(binder *b, const ast_select *s, const bscope *
 /* Phase 1: records every aggregate call (outermost) in e. */
 static df_errkind collect_aggs(binder *b, const ast_expr *e, bctx *ctx) {
     if (!e) return DF_OK;
-    if (bind_agg_fn(e) >= 0) {
+    if (df__bind_agg_fn(e) >= 0) {
         int32_t idx;
-        return bind_aggregate_call(b, e, ctx, &idx);
+        return df__bind_aggregate_call(b, e, ctx, &idx);
     }
     if (e->kind == AE_FUNC && e->over) {
         /* Aggregates inside a window call's arguments, PARTITION BY and ORDER BY (sum(sum(x)) OVER ...). */
@@ -588,7 +588,7 @@ static df_errkind expand_star(binder *b, const ast_expr *e, const bscope *scope,
         DF_TRY(proj_push(b, p, c, scope->cols[i].name, scope->cols[i].qualifier));
         added++;
     }
-    if (qual && added == 0) return bind_error(b, DF_ERR_SQL_UNKNOWN_TABLE, e->pos, "table `%s` is not in FROM", qual);
+    if (qual && added == 0) return df__bind_error(b, DF_ERR_SQL_UNKNOWN_TABLE, e->pos, "table `%s` is not in FROM", qual);
     return DF_OK;
 }
 
@@ -596,7 +596,7 @@ static df_errkind expand_star(binder *b, const ast_expr *e, const bscope *scope,
 static const char *item_name(binder *b, const ast_select_item *it, const df_expr *x) {
     if (it->alias) return it->alias;
     if (x->kind == DF_EX_COLUMN) return x->name;
-    return bind_display(b, x);
+    return df__bind_display(b, x);
 }
 
 /* ORDER BY key over the projection: position, alias/name, select expression, or an extra column. */
@@ -607,7 +607,7 @@ static df_errkind bind_order_key(binder *b, const ast_select *s, const ast_order
     if (e->kind == AE_INTEGER) {
         int64_t k = strtoll(e->text, NULL, 10);
         if (k < 1 || k > nvisible)
-            return bind_error(b, DF_ERR_SQL_TYPE, e->pos, "ORDER BY position %" PRId64 " is not in the select list", k);
+            return df__bind_error(b, DF_ERR_SQL_TYPE, e->pos, "ORDER BY position %" PRId64 " is not in the select list", k);
         col = (int32_t)(k - 1);
     } else if (e->kind == AE_COLUMN && e->name.n == 1) {
         for (int32_t i = 0; i < s->nitems && col < 0; i++)
@@ -621,7 +621,7 @@ static df_errkind bind_order_key(binder *b, const ast_select *s, const ast_order
             }
     }
     if (col < 0) {
-        df_expr *x = bind_expr(b, e, in);
+        df_expr *x = df__bind_expr(b, e, in);
         if (!x) return b->err->kind;
         for (int32_t c = 0; c < p->n; c++)
             if (df__expr_equal(p->exprs[c], x)) {
@@ -630,9 +630,9 @@ static df_errkind bind_order_key(binder *b, const ast_select *s, const ast_order
             }
         if (col < 0) {
             if (distinct)
-                return bind_error(b, DF_ERR_SQL_TYPE, e->pos,
+                return df__bind_error(b, DF_ERR_SQL_TYPE, e->pos,
                                   "for SELECT DISTINCT, ORDER BY expressions must appear in the select list");
-            const char *name = x->kind == DF_EX_COLUMN ? x->name : bind_display(b, x);
+            const char *name = x->kind == DF_EX_COLUMN ? x->name : df__bind_display(b, x);
             if (!name) return b->err->kind;
             DF_TRY(proj_push(b, p, x, name, x->kind == DF_EX_COLUMN ? x->qualifier : NULL));
             col = p->n - 1;
@@ -648,18 +648,18 @@ static df_lnode *make_project(binder *b, df_lnode *in, const proj_list *p, int32
     df_lnode *node = new_node(b, DF_LN_PROJECT, 1, &in, n);
     if (!node) return NULL;
     node->u.project.exprs = df__lplan_alloc(b->plan, (size_t)(n ? n : 1) * sizeof(df_expr *));
-    if (!node->u.project.exprs) return bind_oom(b);
+    if (!node->u.project.exprs) return df__bind_oom(b);
     df__memcpy(node->u.project.exprs, p->exprs, (size_t)n * sizeof(df_expr *));
     df__memcpy(node->cols, p->cols, (size_t)n * sizeof(df_lcol));
     return node;
 }
 
 /* Aggregate node grouping by every column of `in` (DISTINCT). */
-df_lnode *bind_project_node(binder *b, df_lnode *in, df_expr **exprs, const df_lcol *cols, int32_t n) {
+df_lnode *df__bind_project_node(binder *b, df_lnode *in, df_expr **exprs, const df_lcol *cols, int32_t n) {
     df_lnode *p = new_node(b, DF_LN_PROJECT, 1, &in, n);
     if (!p) return NULL;
     p->u.project.exprs = df__lplan_alloc(b->plan, (size_t)(n ? n : 1) * sizeof(df_expr *));
-    if (!p->u.project.exprs) return bind_oom(b);
+    if (!p->u.project.exprs) return df__bind_oom(b);
     df__memcpy(p->u.project.exprs, exprs, (size_t)n * sizeof(df_expr *));
     df__memcpy(p->cols, cols, (size_t)n * sizeof(df_lcol));
     return p;
@@ -670,7 +670,7 @@ static df_lnode *make_distinct(binder *b, df_lnode *in) {
     if (!a) return NULL;
     a->u.agg.ngroup = in->ncols;
     a->u.agg.group = df__lplan_alloc(b->plan, (size_t)(in->ncols ? in->ncols : 1) * sizeof(df_expr *));
-    if (!a->u.agg.group) return bind_oom(b);
+    if (!a->u.agg.group) return df__bind_oom(b);
     for (int32_t i = 0; i < in->ncols; i++) {
         a->u.agg.group[i] = df__expr_column(b->plan, i, &in->cols[i], b->err);
         if (!a->u.agg.group[i]) return NULL;
@@ -696,7 +696,7 @@ static df_lnode *make_sort(binder *b, df_lnode *in, df_sort_key *keys, int32_t n
 
 static df_lnode *bind_select(binder *b, const ast_select *s, const ast_order *order, int32_t norder) {
     if (s->ndistinct_on) {
-        bind_error(b, DF_ERR_SQL_UNSUPPORTED, s->pos, "DISTINCT ON is not supported");
+        df__bind_error(b, DF_ERR_SQL_UNSUPPORTED, s->pos, "DISTINCT ON is not supported");
         return NULL;
     }
     bfrom from;
@@ -704,28 +704,28 @@ static df_lnode *bind_select(binder *b, const ast_select *s, const ast_order *or
     df_lnode *node = from.node;
     bool *hidden = from.hidden;
     if (s->where) {
-        if (ast_has_aggregate(s->where)) {
-            bind_error(b, DF_ERR_SQL_TYPE, s->where->pos, "aggregate functions are not allowed in WHERE");
+        if (df__ast_has_aggregate(s->where)) {
+            df__bind_error(b, DF_ERR_SQL_TYPE, s->where->pos, "aggregate functions are not allowed in WHERE");
             return NULL;
         }
-        if (bind_where(b, s->where, &node, &hidden)) return NULL;
+        if (df__bind_where(b, s->where, &node, &hidden)) return NULL;
     }
     bool has_agg = s->having != NULL;
-    for (int32_t i = 0; i < s->nitems && !has_agg; i++) has_agg = ast_has_aggregate(s->items[i].expr);
-    for (int32_t i = 0; i < norder && !has_agg; i++) has_agg = ast_has_aggregate(order[i].expr);
+    for (int32_t i = 0; i < s->nitems && !has_agg; i++) has_agg = df__ast_has_aggregate(s->items[i].expr);
+    for (int32_t i = 0; i < norder && !has_agg; i++) has_agg = df__ast_has_aggregate(order[i].expr);
     bool grouping = has_agg || s->ngroup > 0 || s->group_all;
     /* Subquery expressions of the SELECT list, HAVING and ORDER BY become joins (sql_subquery.c). */
     ast_expr **item_exprs = df__lplan_alloc(b->plan, (size_t)(s->nitems + 1 + norder) * sizeof(ast_expr *));
-    if (!item_exprs) return bind_oom(b);
+    if (!item_exprs) return df__bind_oom(b);
     for (int32_t i = 0; i < s->nitems; i++) item_exprs[i] = s->items[i].expr;
     item_exprs[s->nitems] = s->having;
     for (int32_t i = 0; i < norder; i++) item_exprs[s->nitems + 1 + i] = order[i].expr;
     int32_t nwalk = s->nitems + 1 + norder;
-    if (!grouping && bind_scalar_subqueries(b, item_exprs, nwalk, &node, &hidden)) return NULL;
+    if (!grouping && df__bind_scalar_subqueries(b, item_exprs, nwalk, &node, &hidden)) return NULL;
     if (grouping) {
         /* Below the aggregation: subqueries in GROUP BY keys (and the items they name) and in aggregate arguments. */
         ast_expr **keys = df__lplan_alloc(b->plan, (size_t)(2 * s->ngroup + 1) * sizeof(ast_expr *));
-        if (!keys) return bind_oom(b);
+        if (!keys) return df__bind_oom(b);
         int32_t nk = 0;
         for (int32_t g = 0; g < s->ngroup; g++) {
             keys[nk++] = s->group[g];
@@ -736,8 +736,8 @@ static df_lnode *bind_select(binder *b, const ast_select *s, const ast_order *or
             }
             if (it) keys[nk++] = it->expr;
         }
-        if (bind_scalar_subqueries(b, keys, nk, &node, &hidden)) return NULL;
-        if (bind_agg_arg_subqueries(b, item_exprs, nwalk, &node, &hidden)) return NULL;
+        if (df__bind_scalar_subqueries(b, keys, nk, &node, &hidden)) return NULL;
+        if (df__bind_agg_arg_subqueries(b, item_exprs, nwalk, &node, &hidden)) return NULL;
     }
     bscope scope = {.ncols = node->ncols, .cols = node->cols, .hidden = hidden};
 
@@ -768,13 +768,13 @@ static df_lnode *bind_select(binder *b, const ast_select *s, const ast_order *or
                                                .nullable = ag.aggs[i].nullable};
         node = a;
         agg_hidden = NULL;
-        if (bind_scalar_subqueries(b, item_exprs, nwalk, &node, &agg_hidden)) return NULL;
+        if (df__bind_scalar_subqueries(b, item_exprs, nwalk, &node, &agg_hidden)) return NULL;
         agg_scope = (bscope){.ncols = node->ncols, .cols = node->cols, .hidden = agg_hidden};
         ctx = (bctx){.scope = &agg_scope, .agg = &ag, .allow_agg = true, .clause = "SELECT"};
         if (s->having) {
             bctx h = ctx;
             h.clause = "HAVING";
-            df_expr *pred = bind_condition(b, s->having, &h);
+            df_expr *pred = df__bind_condition(b, s->having, &h);
             if (!pred) return NULL;
             df_lnode *f = new_node(b, DF_LN_FILTER, 1, &node, node->ncols);
             if (!f) return NULL;
@@ -786,13 +786,13 @@ static df_lnode *bind_select(binder *b, const ast_select *s, const ast_order *or
     /* Window functions (after aggregation and HAVING), then QUALIFY over them. */
     item_exprs[s->nitems] = s->qualify;
     bool *wh = grouping ? agg_hidden : hidden;
-    if (bind_windows(b, item_exprs, nwalk, &ctx, &node, &wh)) return NULL;
+    if (df__bind_windows(b, item_exprs, nwalk, &ctx, &node, &wh)) return NULL;
     if (grouping) agg_scope = (bscope){.ncols = node->ncols, .cols = node->cols, .hidden = wh};
     else scope = (bscope){.ncols = node->ncols, .cols = node->cols, .hidden = wh};
     if (s->qualify) {
         bctx q = ctx;
         q.clause = "QUALIFY";
-        df_expr *pred = bind_condition(b, s->qualify, &q);
+        df_expr *pred = df__bind_condition(b, s->qualify, &q);
         if (!pred) return NULL;
         df_lnode *f = new_node(b, DF_LN_FILTER, 1, &node, node->ncols);
         if (!f) return NULL;
@@ -805,13 +805,13 @@ static df_lnode *bind_select(binder *b, const ast_select *s, const ast_order *or
         const ast_select_item *it = &s->items[i];
         if (it->expr->kind == AE_STAR) {
             if (grouping) {
-                bind_error(b, DF_ERR_SQL_TYPE, it->expr->pos, "`*` cannot be used with GROUP BY or aggregates");
+                df__bind_error(b, DF_ERR_SQL_TYPE, it->expr->pos, "`*` cannot be used with GROUP BY or aggregates");
                 return NULL;
             }
             if (expand_star(b, it->expr, &scope, &p)) return NULL;
             continue;
         }
-        df_expr *x = bind_expr(b, it->expr, &ctx);
+        df_expr *x = df__bind_expr(b, it->expr, &ctx);
         if (!x) return NULL;
         const char *name = item_name(b, it, x);
         if (!name) return NULL;
@@ -821,7 +821,7 @@ static df_lnode *bind_select(binder *b, const ast_select *s, const ast_order *or
     df_sort_key *keys = NULL;
     if (norder) {
         keys = df__lplan_alloc(b->plan, (size_t)norder * sizeof *keys);
-        if (!keys) return bind_oom(b);
+        if (!keys) return df__bind_oom(b);
         bctx octx = ctx;
         octx.clause = "ORDER BY";
         for (int32_t i = 0; i < norder; i++)
@@ -842,7 +842,7 @@ static df_lnode *bind_select(binder *b, const ast_select *s, const ast_order *or
     return node;
 }
 
-df_lnode *bind_select_only(binder *b, const ast_select *s) { return bind_select(b, s, NULL, 0); }
+df_lnode *df__bind_select_only(binder *b, const ast_select *s) { return bind_select(b, s, NULL, 0); }
 
 /* ------------------------------------------------------------------------ */
 /* VALUES and set operations                                                 */
@@ -851,19 +851,19 @@ static df_lnode *bind_values(binder *b, const ast_setexpr *v) {
     int32_t ncols = v->row_len[0];
     for (int32_t r = 1; r < v->nrows; r++)
         if (v->row_len[r] != ncols) {
-            bind_error(b, DF_ERR_SQL_TYPE, v->pos, "all VALUES rows must have the same number of columns");
+            df__bind_error(b, DF_ERR_SQL_TYPE, v->pos, "all VALUES rows must have the same number of columns");
             return NULL;
         }
     df_expr ***rows = df__lplan_alloc(b->plan, (size_t)v->nrows * sizeof *rows);
     const df_type **types = df__lplan_alloc(b->plan, (size_t)v->nrows * sizeof *types);
-    if (!rows || !types) return bind_oom(b);
+    if (!rows || !types) return df__bind_oom(b);
     bscope empty = {0};
     bctx ctx = {.scope = &empty, .clause = "VALUES"};
     for (int32_t r = 0; r < v->nrows; r++) {
         rows[r] = df__lplan_alloc(b->plan, (size_t)ncols * sizeof(df_expr *));
-        if (!rows[r]) return bind_oom(b);
+        if (!rows[r]) return df__bind_oom(b);
         for (int32_t c = 0; c < ncols; c++) {
-            rows[r][c] = bind_expr(b, v->rows[r][c], &ctx);
+            rows[r][c] = df__bind_expr(b, v->rows[r][c], &ctx);
             if (!rows[r][c]) return NULL;
         }
     }
@@ -871,21 +871,21 @@ static df_lnode *bind_values(binder *b, const ast_setexpr *v) {
     if (!n) return NULL;
     for (int32_t c = 0; c < ncols; c++) {
         for (int32_t r = 0; r < v->nrows; r++) types[r] = rows[r][c]->type;
-        df_type *t = bind_keep(b, sqlt_union(types, v->nrows));
+        df_type *t = df__bind_keep(b, df__sqlt_union(types, v->nrows));
         if (!t) {
             if (b->err && b->err->kind == DF_ERR_OUT_OF_MEMORY) return NULL;
-            bind_error(b, DF_ERR_SQL_TYPE, v->pos, "VALUES column %d has incompatible types", c + 1);
+            df__bind_error(b, DF_ERR_SQL_TYPE, v->pos, "VALUES column %d has incompatible types", c + 1);
             return NULL;
         }
         bool nullable = false;
         for (int32_t r = 0; r < v->nrows; r++) {
-            rows[r][c] = bind_coerce(b, rows[r][c], t, v->rows[r][c]->pos);
+            rows[r][c] = df__bind_coerce(b, rows[r][c], t, v->rows[r][c]->pos);
             if (!rows[r][c]) return NULL;
             nullable |= rows[r][c]->nullable;
         }
         char name[32];
         snprintf(name, sizeof name, "column%d", c + 1);
-        n->cols[c] = (df_lcol){.name = bind_strdup(b, name), .type = t, .nullable = nullable};
+        n->cols[c] = (df_lcol){.name = df__bind_strdup(b, name), .type = t, .nullable = nullable};
         if (!n->cols[c].name) return NULL;
     }
     n->u.values.nrows = v->nrows;
@@ -902,7 +902,7 @@ static df_lnode *cast_columns(binder *b, df_lnode *in, df_type *const *types, co
     proj_list p = {0};
     for (int32_t i = 0; i < in->ncols; i++) {
         df_expr *c = df__expr_column(b->plan, i, &in->cols[i], b->err);
-        c = c ? bind_coerce(b, c, types[i], pos) : NULL;
+        c = c ? df__bind_coerce(b, c, types[i], pos) : NULL;
         if (!c || proj_push(b, &p, c, names[i].name, names[i].qualifier)) return NULL;
     }
     return make_project(b, in, &p, p.n);
@@ -914,19 +914,19 @@ static df_lnode *bind_setop(binder *b, const ast_setexpr *s) {
     df_lnode *r = bind_setexpr(b, s->right);
     if (!r) return NULL;
     if (l->ncols != r->ncols) {
-        bind_error(b, DF_ERR_SQL_TYPE, s->pos, "set operation inputs have %d and %d columns", l->ncols, r->ncols);
+        df__bind_error(b, DF_ERR_SQL_TYPE, s->pos, "set operation inputs have %d and %d columns", l->ncols, r->ncols);
         return NULL;
     }
     int32_t n = l->ncols;
     df_type **types = df__lplan_alloc(b->plan, (size_t)(n ? n : 1) * sizeof *types);
     df_lcol *cols = df__lplan_alloc(b->plan, (size_t)(n ? n : 1) * sizeof *cols);
-    if (!types || !cols) return bind_oom(b);
+    if (!types || !cols) return df__bind_oom(b);
     for (int32_t i = 0; i < n; i++) {
         const df_type *pair[2] = {l->cols[i].type, r->cols[i].type};
-        types[i] = bind_keep(b, sqlt_union(pair, 2));
+        types[i] = df__bind_keep(b, df__sqlt_union(pair, 2));
         if (!types[i]) {
             if (b->err && b->err->kind == DF_ERR_OUT_OF_MEMORY) return NULL;
-            bind_error(b, DF_ERR_SQL_TYPE, s->pos, "set operation column %d has incompatible types", i + 1);
+            df__bind_error(b, DF_ERR_SQL_TYPE, s->pos, "set operation column %d has incompatible types", i + 1);
             return NULL;
         }
         cols[i] = (df_lcol){.name = l->cols[i].name, .qualifier = NULL, .type = types[i],
@@ -944,7 +944,7 @@ static df_lnode *bind_setop(binder *b, const ast_setexpr *s) {
         return s->all ? u : make_distinct(b, u);
     }
     if (s->all) {
-        bind_error(b, DF_ERR_SQL_UNSUPPORTED, s->pos, "INTERSECT ALL and EXCEPT ALL are not supported");
+        df__bind_error(b, DF_ERR_SQL_UNSUPPORTED, s->pos, "INTERSECT ALL and EXCEPT ALL are not supported");
         return NULL;
     }
     /* INTERSECT / EXCEPT (distinct): semi / anti join on all columns, NULLs equal. */
@@ -956,7 +956,7 @@ static df_lnode *bind_setop(binder *b, const ast_setexpr *s) {
     j->u.join.lkeys = df__lplan_alloc(b->plan, (size_t)(n ? n : 1) * sizeof(df_expr *));
     j->u.join.rkeys = df__lplan_alloc(b->plan, (size_t)(n ? n : 1) * sizeof(df_expr *));
     j->u.join.null_equal = df__lplan_alloc(b->plan, (size_t)(n ? n : 1) * sizeof(bool));
-    if (!j->u.join.lkeys || !j->u.join.rkeys || !j->u.join.null_equal) return bind_oom(b);
+    if (!j->u.join.lkeys || !j->u.join.rkeys || !j->u.join.null_equal) return df__bind_oom(b);
     for (int32_t i = 0; i < n; i++) {
         j->u.join.lkeys[i] = df__expr_column(b->plan, i, &dl->cols[i], b->err);
         j->u.join.rkeys[i] = df__expr_column(b->plan, i, &r->cols[i], b->err);
@@ -972,20 +972,20 @@ static df_lnode *bind_setexpr(binder *b, const ast_setexpr *s) {
     case AS_VALUES: return bind_values(b, s);
     case AS_QUERY: {
         bcte *save = b->ctes;
-        df_lnode *n = bind_query(b, s->query);
+        df_lnode *n = df__bind_query(b, s->query);
         b->ctes = save;
         return n;
     }
     case AS_SETOP: return bind_setop(b, s);
     }
-    bind_error(b, DF_ERR_INTERNAL, s->pos, "unknown set expression");
+    df__bind_error(b, DF_ERR_INTERNAL, s->pos, "unknown set expression");
     return NULL;
 }
 
 /* ORDER BY over the output of a set operation / VALUES: positions, names, expressions. */
 static df_lnode *bind_outer_order(binder *b, df_lnode *node, const ast_query *q) {
     df_sort_key *keys = df__lplan_alloc(b->plan, (size_t)q->norder * sizeof *keys);
-    if (!keys) return bind_oom(b);
+    if (!keys) return df__bind_oom(b);
     bscope scope = {.ncols = node->ncols, .cols = node->cols};
     bctx ctx = {.scope = &scope, .clause = "ORDER BY"};
     for (int32_t i = 0; i < q->norder; i++) {
@@ -994,12 +994,12 @@ static df_lnode *bind_outer_order(binder *b, df_lnode *node, const ast_query *q)
         if (e->kind == AE_INTEGER) {
             int64_t k = strtoll(e->text, NULL, 10);
             if (k < 1 || k > node->ncols) {
-                bind_error(b, DF_ERR_SQL_TYPE, e->pos, "ORDER BY position %" PRId64 " is out of range", k);
+                df__bind_error(b, DF_ERR_SQL_TYPE, e->pos, "ORDER BY position %" PRId64 " is out of range", k);
                 return NULL;
             }
             x = df__expr_column(b->plan, (int32_t)(k - 1), &node->cols[k - 1], b->err);
         } else {
-            x = bind_expr(b, e, &ctx);
+            x = df__bind_expr(b, e, &ctx);
         }
         if (!x) return NULL;
         keys[i].expr = x;
@@ -1015,15 +1015,15 @@ static df_lnode *bind_outer_order(binder *b, df_lnode *node, const ast_query *q)
     return s;
 }
 
-df_lnode *bind_query(binder *b, const ast_query *q) {
+df_lnode *df__bind_query(binder *b, const ast_query *q) {
     bcte *save = b->ctes;
     for (int32_t i = 0; i < q->nctes; i++) {
         if (q->recursive) {
-            bind_error(b, DF_ERR_SQL_UNSUPPORTED, q->pos, "recursive CTEs are not supported");
+            df__bind_error(b, DF_ERR_SQL_UNSUPPORTED, q->pos, "recursive CTEs are not supported");
             return NULL;
         }
         bcte *f = df__lplan_alloc(b->plan, sizeof *f);
-        if (!f) return bind_oom(b);
+        if (!f) return df__bind_oom(b);
         f->cte = &q->ctes[i];
         f->next = b->ctes;
         b->ctes = f;
@@ -1069,7 +1069,7 @@ df_errkind df__sql_bind(df_catalog *cat, const char *sql, df_const_eval_fn eval,
     if (!k) {
         binder b = {.cat = cat, .plan = plan, .text = sql, .text_len = (int32_t)len, .err = err, .eval = eval,
                     .now_ns = df_wall_ns()};
-        plan->root = bind_query(&b, q);
+        plan->root = df__bind_query(&b, q);
         if (!plan->root) {
             k = err && err->kind ? err->kind : DF_ERR_INTERNAL;
         } else {

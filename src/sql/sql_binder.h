@@ -89,52 +89,52 @@ typedef struct binder {
 } binder;
 
 /* Errors at a byte position of the current text. */
-df_errkind bind_error(binder *b, df_errkind kind, int32_t pos, const char *fmt, ...)
+df_errkind df__bind_error(binder *b, df_errkind kind, int32_t pos, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 /* OOM shorthand returning NULL. */
-void *bind_oom(binder *b);
+void *df__bind_oom(binder *b);
 /* Keeps a new type reference in the container; NULL on OOM (reference consumed). */
-df_type *bind_keep(binder *b, df_type *t);
+df_type *df__bind_keep(binder *b, df_type *t);
 /* Arena string copy. */
-char *bind_strdup(binder *b, const char *s);
+char *df__bind_strdup(binder *b, const char *s);
 
 /* Binds an expression; NULL with the error recorded. */
-df_expr *bind_expr(binder *b, const ast_expr *e, const bctx *ctx);
+df_expr *df__bind_expr(binder *b, const ast_expr *e, const bctx *ctx);
 /* Binds a boolean condition (NULL literals become boolean). */
-df_expr *bind_condition(binder *b, const ast_expr *e, const bctx *ctx);
+df_expr *df__bind_condition(binder *b, const ast_expr *e, const bctx *ctx);
 /* Casts e to t (implicit coercion); NULL + error when not castable. */
-df_expr *bind_coerce(binder *b, df_expr *e, df_type *t, int32_t pos);
+df_expr *df__bind_coerce(binder *b, df_expr *e, df_type *t, int32_t pos);
 /* The display name DataFusion would give e (arena string). */
-char *bind_display(binder *b, const df_expr *e);
+char *df__bind_display(binder *b, const df_expr *e);
 /* True when the AST contains an aggregate call (not inside a subquery). */
-bool ast_has_aggregate(const ast_expr *e);
+bool df__ast_has_aggregate(const ast_expr *e);
 /* Aggregate function id of a call name, or -1. */
-int bind_agg_fn(const ast_expr *call);
+int df__bind_agg_fn(const ast_expr *call);
 /* Binds one aggregate call (phase 1 records it; both phases return its output column index). */
-df_errkind bind_aggregate_call(binder *b, const ast_expr *call, const bctx *ctx, int32_t *index);
+df_errkind df__bind_aggregate_call(binder *b, const ast_expr *call, const bctx *ctx, int32_t *index);
 
 /* Scalar function call resolution (sql_functions.c). */
-df_expr *bind_function(binder *b, const ast_expr *call, const bctx *ctx);
+df_expr *df__bind_function(binder *b, const ast_expr *call, const bctx *ctx);
 /* Builds fn(args) after coercing args per the function's signature. */
-df_expr *bind_resolve_fn(binder *b, df_fn fn, df_expr **args, int32_t nargs, int32_t pos);
+df_expr *df__bind_resolve_fn(binder *b, df_fn fn, df_expr **args, int32_t nargs, int32_t pos);
 
 /* Parses an interval text ("1 day 2 hours", "3", "-1 month") with an optional unit word. */
-df_errkind bind_parse_interval(binder *b, const char *text, const char *unit, int32_t pos, df_scalar *out);
+df_errkind df__bind_parse_interval(binder *b, const char *text, const char *unit, int32_t pos, df_scalar *out);
 
 /* Binds a nested query (subquery, view text, CTE) into a plan node. */
-df_lnode *bind_query(binder *b, const ast_query *q);
+df_lnode *df__bind_query(binder *b, const ast_query *q);
 
 /* Statement-binder pieces used by subquery decorrelation (sql_binder.c). */
 /* Binds the FROM items of s (cross joins for commas) into *node with per-column hidden flags. */
-df_errkind bind_from_items(binder *b, const ast_select *s, df_lnode **node, bool **hidden);
+df_errkind df__bind_from_items(binder *b, const ast_select *s, df_lnode **node, bool **hidden);
 /* A join node of type t over l and r (columns and nullability set, no condition yet). */
-df_lnode *bind_join_node(binder *b, df_join_type t, df_lnode *l, df_lnode *r);
+df_lnode *df__bind_join_node(binder *b, df_join_type t, df_lnode *l, df_lnode *r);
 /* Sets j's equi-keys and residual from a condition bound over left ++ right. */
-df_errkind bind_join_condition(binder *b, df_expr *cond, int32_t nleft, int32_t nright, df_lnode *j);
+df_errkind df__bind_join_condition(binder *b, df_expr *cond, int32_t nleft, int32_t nright, df_lnode *j);
 /* Binds one SELECT without ORDER BY / LIMIT. */
-df_lnode *bind_select_only(binder *b, const ast_select *s);
+df_lnode *df__bind_select_only(binder *b, const ast_select *s);
 /* A projection of `n` expressions with the given output columns. */
-df_lnode *bind_project_node(binder *b, df_lnode *in, df_expr **exprs, const df_lcol *cols, int32_t n);
+df_lnode *df__bind_project_node(binder *b, df_lnode *in, df_expr **exprs, const df_lcol *cols, int32_t n);
 
 /* Subqueries in expressions (sql_subquery.c). */
 /*
@@ -143,29 +143,29 @@ df_lnode *bind_project_node(binder *b, df_lnode *in, df_expr **exprs, const df_l
  * subqueries in the other conjuncts become left joins, and the rest a
  * filter.  *hidden (per column of *node) is updated.
  */
-df_errkind bind_where(binder *b, const ast_expr *where, df_lnode **node, bool **hidden);
+df_errkind df__bind_where(binder *b, const ast_expr *where, df_lnode **node, bool **hidden);
 /* Scalar subqueries in exprs (outside nested queries) become left joins onto *node, as hidden columns. */
-df_errkind bind_scalar_subqueries(binder *b, ast_expr *const *exprs, int32_t n, df_lnode **node, bool **hidden);
-/* Like bind_scalar_subqueries for the subqueries inside aggregate call arguments only. */
-df_errkind bind_agg_arg_subqueries(binder *b, ast_expr *const *exprs, int32_t n, df_lnode **node, bool **hidden);
+df_errkind df__bind_scalar_subqueries(binder *b, ast_expr *const *exprs, int32_t n, df_lnode **node, bool **hidden);
+/* Like df__bind_scalar_subqueries for the subqueries inside aggregate call arguments only. */
+df_errkind df__bind_agg_arg_subqueries(binder *b, ast_expr *const *exprs, int32_t n, df_lnode **node, bool **hidden);
 /* True when every subquery expression in e was joined and its column is in scope sc. */
-bool bind_subqueries_in_scope(binder *b, const ast_expr *e, const bscope *sc);
+bool df__bind_subqueries_in_scope(binder *b, const ast_expr *e, const bscope *sc);
 /* The column a scalar subquery was joined as, in ctx's scope; NULL + error when it was not. */
-df_expr *bind_subquery_column(binder *b, const ast_expr *e, const bctx *ctx);
+df_expr *df__bind_subquery_column(binder *b, const ast_expr *e, const bctx *ctx);
 /* Window functions (sql_window.c). */
 /*
  * Binds the window calls found in exprs (over ctx) into one Window node on
  * top of *node (hidden result columns, *hidden extended).  No-op without any.
  */
-df_errkind bind_windows(binder *b, ast_expr *const *exprs, int32_t n, const bctx *ctx, df_lnode **node, bool **hidden);
+df_errkind df__bind_windows(binder *b, ast_expr *const *exprs, int32_t n, const bctx *ctx, df_lnode **node, bool **hidden);
 /* The column holding a bound window call, in ctx's scope; NULL + error when absent. */
-df_expr *bind_window_column(binder *b, const ast_expr *e, const bctx *ctx);
+df_expr *df__bind_window_column(binder *b, const ast_expr *e, const bctx *ctx);
 /* True when e contains a window call (outside nested queries). */
-bool ast_has_window(const ast_expr *e);
+bool df__ast_has_window(const ast_expr *e);
 
 /* True when e contains a subquery expression (not counting nested queries' insides). */
-bool ast_has_subquery(const ast_expr *e);
+bool df__ast_has_subquery(const ast_expr *e);
 /* Evaluates a constant expression through the executor hook. */
-df_errkind bind_eval_const(binder *b, const df_expr *e, df_scalar *out);
+df_errkind df__bind_eval_const(binder *b, const df_expr *e, df_scalar *out);
 
 #endif

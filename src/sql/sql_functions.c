@@ -181,7 +181,7 @@ static const fn_entry *find_entry_by_fn(df_fn fn) {
 static char *tname(const df_type *t, char *buf, size_t size) {
     df_buf tmp;
     df_buf_init(&tmp, 256);
-    if (sqlt_display(t, &tmp, NULL) == DF_OK && tmp.data)
+    if (df__sqlt_display(t, &tmp, NULL) == DF_OK && tmp.data)
         snprintf(buf, size, "%s", tmp.data);
     else
         snprintf(buf, size, "?");
@@ -191,7 +191,7 @@ static char *tname(const df_type *t, char *buf, size_t size) {
 
 static df_expr *type_error(binder *b, df_fn fn, int32_t pos, const df_type *t) {
     char x[64];
-    bind_error(b, DF_ERR_SQL_TYPE, pos, "function %s does not accept an argument of type %s", df_fn_name(fn),
+    df__bind_error(b, DF_ERR_SQL_TYPE, pos, "function %s does not accept an argument of type %s", df_fn_name(fn),
                tname(t, x, sizeof x));
     return NULL;
 }
@@ -205,7 +205,7 @@ static bool stringish(const df_type *t) {
 
 /* Coerces args[i] to t; false with the error recorded. */
 static bool coerce_arg(binder *b, df_expr **args, int32_t i, df_type *t, int32_t pos) {
-    args[i] = bind_coerce(b, args[i], t, pos);
+    args[i] = df__bind_coerce(b, args[i], t, pos);
     return args[i] != NULL;
 }
 
@@ -227,7 +227,7 @@ static df_expr *finish(binder *b, df_fn fn, df_type *ret, df_expr **args, int32_
 /* date_part result type from its (literal) part name. */
 static df_type *date_part_type(binder *b, df_expr *part, int32_t pos) {
     if (part->kind != DF_EX_LITERAL || part->type->id != DF_TYPE_UTF8 || part->lit->is_null) {
-        bind_error(b, DF_ERR_SQL_UNSUPPORTED, pos, "the date part must be a string literal");
+        df__bind_error(b, DF_ERR_SQL_UNSUPPORTED, pos, "the date part must be a string literal");
         return NULL;
     }
     char name[32];
@@ -249,7 +249,7 @@ static df_type *date_part_type(binder *b, df_expr *part, int32_t pos) {
         return df_type_int64();
     if (strcmp(name, "epoch") == 0) return df_type_float64();
 bad:
-    bind_error(b, DF_ERR_SQL_TYPE, pos, "unknown date part");
+    df__bind_error(b, DF_ERR_SQL_TYPE, pos, "unknown date part");
     return NULL;
 }
 
@@ -260,14 +260,14 @@ static bool temporal_arg(const df_type *t) {
 }
 
 /* Coerces arguments per the signature and builds the node. */
-df_expr *bind_resolve_fn(binder *b, df_fn fn, df_expr **args, int32_t n, int32_t pos) {
+df_expr *df__bind_resolve_fn(binder *b, df_fn fn, df_expr **args, int32_t n, int32_t pos) {
     const fn_entry *fe = find_entry_by_fn(fn);
     if (!fe) {
-        bind_error(b, DF_ERR_INTERNAL, pos, "function %s has no signature", df_fn_name(fn));
+        df__bind_error(b, DF_ERR_INTERNAL, pos, "function %s has no signature", df_fn_name(fn));
         return NULL;
     }
     if (n < fe->min_args || (fe->max_args >= 0 && n > fe->max_args)) {
-        bind_error(b, DF_ERR_SQL_TYPE, pos, "function %s does not take %d argument%s", fe->name, n, n == 1 ? "" : "s");
+        df__bind_error(b, DF_ERR_SQL_TYPE, pos, "function %s does not take %d argument%s", fe->name, n, n == 1 ? "" : "s");
         return NULL;
     }
     df_type *utf8 = df_type_utf8(), *i64 = df_type_int64(), *f64 = df_type_float64();
@@ -375,7 +375,7 @@ df_expr *bind_resolve_fn(binder *b, df_fn fn, df_expr **args, int32_t n, int32_t
         if (fe->sig == SIG_CONCAT) return df__expr_func(b->plan, fn, ret, false, n, args, b->err);
         return df__expr_func(b->plan, fn, ret, args[0]->nullable, n, args, b->err);
     case SIG_NULLIF: {
-        df_type *t = bind_keep(b, sqlt_comparison(args[0]->type, args[1]->type));
+        df_type *t = df__bind_keep(b, df__sqlt_comparison(args[0]->type, args[1]->type));
         if (!t) return type_error(b, fn, pos, args[1]->type);
         if (!coerce_arg(b, args, 0, t, pos) || !coerce_arg(b, args, 1, t, pos)) return NULL;
         return df__expr_func(b->plan, fn, t, true, n, args, b->err);
@@ -383,11 +383,11 @@ df_expr *bind_resolve_fn(binder *b, df_fn fn, df_expr **args, int32_t n, int32_t
     case SIG_GREATEST: {
         const df_type *types[64];
         if (n > 64) {
-            bind_error(b, DF_ERR_LIMIT_EXCEEDED, pos, "too many arguments");
+            df__bind_error(b, DF_ERR_LIMIT_EXCEEDED, pos, "too many arguments");
             return NULL;
         }
         for (int32_t i = 0; i < n; i++) types[i] = args[i]->type;
-        df_type *t = bind_keep(b, sqlt_union(types, n));
+        df_type *t = df__bind_keep(b, df__sqlt_union(types, n));
         if (!t) return type_error(b, fn, pos, args[0]->type);
         bool all_nullable = true;
         for (int32_t i = 0; i < n; i++) {
@@ -398,26 +398,26 @@ df_expr *bind_resolve_fn(binder *b, df_fn fn, df_expr **args, int32_t n, int32_t
     }
     case SIG_DATE_PART: {
         if (!coerce_arg(b, args, 0, utf8, pos)) return NULL;
-        ret = bind_keep(b, date_part_type(b, args[0], pos));
+        ret = df__bind_keep(b, date_part_type(b, args[0], pos));
         if (!ret) return NULL;
-        if (args[1]->type->id == DF_TYPE_UTF8 && !coerce_arg(b, args, 1, bind_keep(b, df_type_timestamp(DF_UNIT_NANO, NULL)), pos))
+        if (args[1]->type->id == DF_TYPE_UTF8 && !coerce_arg(b, args, 1, df__bind_keep(b, df_type_timestamp(DF_UNIT_NANO, NULL)), pos))
             return NULL;
         if (!temporal_arg(args[1]->type) && !is_null_type(args[1]->type)) return type_error(b, fn, pos, args[1]->type);
-        if (is_null_type(args[1]->type) && !coerce_arg(b, args, 1, bind_keep(b, df_type_timestamp(DF_UNIT_NANO, NULL)), pos))
+        if (is_null_type(args[1]->type) && !coerce_arg(b, args, 1, df__bind_keep(b, df_type_timestamp(DF_UNIT_NANO, NULL)), pos))
             return NULL;
         break;
     }
     case SIG_DATE_TRUNC: {
         if (!coerce_arg(b, args, 0, utf8, pos)) return NULL;
         if (args[0]->kind != DF_EX_LITERAL) {
-            bind_error(b, DF_ERR_SQL_UNSUPPORTED, pos, "the date_trunc granularity must be a string literal");
+            df__bind_error(b, DF_ERR_SQL_UNSUPPORTED, pos, "the date_trunc granularity must be a string literal");
             return NULL;
         }
         const df_type *t = args[1]->type;
         if (t->id == DF_TYPE_TIMESTAMP) {
             ret = (df_type *)t;
         } else if (t->id == DF_TYPE_DATE32 || t->id == DF_TYPE_DATE64 || t->id == DF_TYPE_UTF8 || is_null_type(t)) {
-            ret = bind_keep(b, df_type_timestamp(DF_UNIT_NANO, NULL));
+            ret = df__bind_keep(b, df_type_timestamp(DF_UNIT_NANO, NULL));
             if (!ret || !coerce_arg(b, args, 1, ret, pos)) return NULL;
         } else {
             return type_error(b, fn, pos, t);
@@ -434,7 +434,7 @@ df_expr *bind_resolve_fn(binder *b, df_fn fn, df_expr **args, int32_t n, int32_t
         break;
     case SIG_TO_TIMESTAMP: {
         const df_type *t = args[0]->type;
-        ret = bind_keep(b, df_type_timestamp(DF_UNIT_NANO, NULL));
+        ret = df__bind_keep(b, df_type_timestamp(DF_UNIT_NANO, NULL));
         if (!ret) return NULL;
         if (t->id == DF_TYPE_TIMESTAMP) {
             if (!coerce_arg(b, args, 0, ret, pos)) return NULL;
@@ -468,7 +468,7 @@ df_expr *bind_resolve_fn(binder *b, df_fn fn, df_expr **args, int32_t n, int32_t
     }
     case SIG_TO_UNIXTIME: {
         const df_type *t = args[0]->type;
-        df_type *ts = bind_keep(b, df_type_timestamp(DF_UNIT_SECOND, NULL));
+        df_type *ts = df__bind_keep(b, df_type_timestamp(DF_UNIT_SECOND, NULL));
         if (!ts) return NULL;
         if (df_type_is_integer(t)) {
             if (!coerce_arg(b, args, 0, i64, pos)) return NULL;
@@ -477,7 +477,7 @@ df_expr *bind_resolve_fn(binder *b, df_fn fn, df_expr **args, int32_t n, int32_t
         if (t->id != DF_TYPE_UTF8 && t->id != DF_TYPE_TIMESTAMP && t->id != DF_TYPE_DATE32 && !is_null_type(t))
             return type_error(b, fn, pos, t);
         if (t->id == DF_TYPE_TIMESTAMP && t->timezone) {
-            ts = bind_keep(b, df_type_timestamp(DF_UNIT_SECOND, t->timezone));
+            ts = df__bind_keep(b, df_type_timestamp(DF_UNIT_SECOND, t->timezone));
             if (!ts) return NULL;
         }
         if (!coerce_arg(b, args, 0, ts, pos)) return NULL;
@@ -487,7 +487,7 @@ df_expr *bind_resolve_fn(binder *b, df_fn fn, df_expr **args, int32_t n, int32_t
     case SIG_FROM_UNIXTIME:
         if (!int_or_null(args[0]->type)) return type_error(b, fn, pos, args[0]->type);
         if (!coerce_arg(b, args, 0, i64, pos)) return NULL;
-        ret = bind_keep(b, df_type_timestamp(DF_UNIT_SECOND, NULL));
+        ret = df__bind_keep(b, df_type_timestamp(DF_UNIT_SECOND, NULL));
         if (!ret) return NULL;
         break;
     case SIG_BITNOT:
@@ -499,7 +499,7 @@ df_expr *bind_resolve_fn(binder *b, df_fn fn, df_expr **args, int32_t n, int32_t
                          : fn == DF_FN_TO_TIMESTAMP_MILLIS ? DF_UNIT_MILLI
                          : fn == DF_FN_TO_TIMESTAMP_MICROS ? DF_UNIT_MICRO
                                                            : DF_UNIT_NANO;
-        ret = bind_keep(b, df_type_timestamp(u, t->id == DF_TYPE_TIMESTAMP ? t->timezone : NULL));
+        ret = df__bind_keep(b, df_type_timestamp(u, t->id == DF_TYPE_TIMESTAMP ? t->timezone : NULL));
         if (!ret) return NULL;
         if (t->id == DF_TYPE_TIMESTAMP || t->id == DF_TYPE_DATE32) {
             if (!coerce_arg(b, args, 0, ret, pos)) return NULL;
@@ -520,7 +520,7 @@ df_expr *bind_resolve_fn(binder *b, df_fn fn, df_expr **args, int32_t n, int32_t
         const df_type *t = args[1]->type;
         if (t->id == DF_TYPE_TIMESTAMP) ret = (df_type *)t;
         else if (t->id == DF_TYPE_DATE32 || t->id == DF_TYPE_UTF8 || is_null_type(t))
-            ret = bind_keep(b, df_type_timestamp(DF_UNIT_NANO, NULL));
+            ret = df__bind_keep(b, df_type_timestamp(DF_UNIT_NANO, NULL));
         else return type_error(b, fn, pos, t);
         if (!ret || !coerce_arg(b, args, 1, ret, pos)) return NULL;
         if (n == 3 && !coerce_arg(b, args, 2, ret, pos)) return NULL;
@@ -569,9 +569,9 @@ df_expr *bind_resolve_fn(binder *b, df_fn fn, df_expr **args, int32_t n, int32_t
 
 static df_expr **bind_args(binder *b, const ast_expr *call, const bctx *ctx) {
     df_expr **args = df__lplan_alloc(b->plan, (size_t)(call->nlist ? call->nlist : 1) * sizeof *args);
-    if (!args) return bind_oom(b);
+    if (!args) return df__bind_oom(b);
     for (int32_t i = 0; i < call->nlist; i++) {
-        args[i] = bind_expr(b, call->list[i], ctx);
+        args[i] = df__bind_expr(b, call->list[i], ctx);
         if (!args[i]) return NULL;
     }
     return args;
@@ -580,23 +580,23 @@ static df_expr **bind_args(binder *b, const ast_expr *call, const bctx *ctx) {
 static df_expr *bind_coalesce(binder *b, const ast_expr *call, df_expr **args) {
     int32_t n = call->nlist;
     if (n < 1) {
-        bind_error(b, DF_ERR_SQL_TYPE, call->pos, "coalesce needs at least one argument");
+        df__bind_error(b, DF_ERR_SQL_TYPE, call->pos, "coalesce needs at least one argument");
         return NULL;
     }
     const df_type *types[256];
     if (n > 256) {
-        bind_error(b, DF_ERR_LIMIT_EXCEEDED, call->pos, "too many arguments");
+        df__bind_error(b, DF_ERR_LIMIT_EXCEEDED, call->pos, "too many arguments");
         return NULL;
     }
     for (int32_t i = 0; i < n; i++) types[i] = args[i]->type;
-    df_type *t = bind_keep(b, sqlt_union(types, n));
+    df_type *t = df__bind_keep(b, df__sqlt_union(types, n));
     if (!t) {
-        bind_error(b, DF_ERR_SQL_TYPE, call->pos, "coalesce arguments have incompatible types");
+        df__bind_error(b, DF_ERR_SQL_TYPE, call->pos, "coalesce arguments have incompatible types");
         return NULL;
     }
     bool nullable = true;
     for (int32_t i = 0; i < n; i++) {
-        args[i] = bind_coerce(b, args[i], t, call->list[i]->pos);
+        args[i] = df__bind_coerce(b, args[i], t, call->list[i]->pos);
         if (!args[i]) return NULL;
         if (!args[i]->nullable) nullable = false;
     }
@@ -605,18 +605,18 @@ static df_expr *bind_coalesce(binder *b, const ast_expr *call, df_expr **args) {
 
 static df_expr *bind_nvl2(binder *b, const ast_expr *call, df_expr **args) {
     if (call->nlist != 3) {
-        bind_error(b, DF_ERR_SQL_TYPE, call->pos, "nvl2 takes three arguments");
+        df__bind_error(b, DF_ERR_SQL_TYPE, call->pos, "nvl2 takes three arguments");
         return NULL;
     }
     const df_type *types[2] = {args[1]->type, args[2]->type};
-    df_type *t = bind_keep(b, sqlt_union(types, 2));
+    df_type *t = df__bind_keep(b, df__sqlt_union(types, 2));
     if (!t) {
-        bind_error(b, DF_ERR_SQL_TYPE, call->pos, "nvl2 results have incompatible types");
+        df__bind_error(b, DF_ERR_SQL_TYPE, call->pos, "nvl2 results have incompatible types");
         return NULL;
     }
     df_expr *cond = df__expr_func(b->plan, DF_FN_IS_NOT_NULL, df_type_bool(), false, 1, &args[0], b->err);
-    df_expr *then = cond ? bind_coerce(b, args[1], t, call->pos) : NULL;
-    df_expr *els = then ? bind_coerce(b, args[2], t, call->pos) : NULL;
+    df_expr *then = cond ? df__bind_coerce(b, args[1], t, call->pos) : NULL;
+    df_expr *els = then ? df__bind_coerce(b, args[2], t, call->pos) : NULL;
     if (!els) return NULL;
     df_expr *cargs[3] = {cond, then, els};
     df_expr *r = df__expr_new(b->plan, DF_EX_CASE, t, then->nullable || els->nullable, 3, cargs, b->err);
@@ -626,12 +626,12 @@ static df_expr *bind_nvl2(binder *b, const ast_expr *call, df_expr **args) {
 
 static df_expr *bind_arrow_typeof(binder *b, const ast_expr *call, df_expr **args) {
     if (call->nlist != 1) {
-        bind_error(b, DF_ERR_SQL_TYPE, call->pos, "arrow_typeof takes one argument");
+        df__bind_error(b, DF_ERR_SQL_TYPE, call->pos, "arrow_typeof takes one argument");
         return NULL;
     }
     df_buf buf;
     df_buf_init(&buf, 1024);
-    if (sqlt_display(args[0]->type, &buf, b->err)) {
+    if (df__sqlt_display(args[0]->type, &buf, b->err)) {
         df_buf_free(&buf);
         return NULL;
     }
@@ -641,11 +641,11 @@ static df_expr *bind_arrow_typeof(binder *b, const ast_expr *call, df_expr **arg
     df_expr *r = df__expr_literal(b->plan, &s, b->err);
     df_buf_free(&buf);
     if (r) {
-        char *arg = bind_display(b, args[0]);
+        char *arg = df__bind_display(b, args[0]);
         if (!arg) return NULL;
         df_buf name;
         df_buf_init(&name, 1 << 16);
-        if (df_buf_printf(&name, b->err, "arrow_typeof(%s)", arg) == DF_OK) r->display = bind_strdup(b, name.data);
+        if (df_buf_printf(&name, b->err, "arrow_typeof(%s)", arg) == DF_OK) r->display = df__bind_strdup(b, name.data);
         df_buf_free(&name);
         if (!r->display) return NULL;
     }
@@ -655,28 +655,28 @@ static df_expr *bind_arrow_typeof(binder *b, const ast_expr *call, df_expr **arg
 static df_expr *bind_arrow_cast(binder *b, const ast_expr *call, df_expr **args) {
     if (call->nlist != 2 || args[1]->kind != DF_EX_LITERAL || args[1]->type->id != DF_TYPE_UTF8 ||
         args[1]->lit->is_null) {
-        bind_error(b, DF_ERR_SQL_TYPE, call->pos, "arrow_cast takes an expression and a type name literal");
+        df__bind_error(b, DF_ERR_SQL_TYPE, call->pos, "arrow_cast takes an expression and a type name literal");
         return NULL;
     }
-    df_type *t = bind_keep(b, df__sql_type_from_arrow_name((const char *)args[1]->lit->v.bytes.ptr, b->err));
+    df_type *t = df__bind_keep(b, df__sql_type_from_arrow_name((const char *)args[1]->lit->v.bytes.ptr, b->err));
     if (!t) {
         if (b->err) df_error_set_offset(b->err, -1);
         return NULL;
     }
-    if (!sqlt_can_cast(args[0]->type, t)) {
+    if (!df__sqlt_can_cast(args[0]->type, t)) {
         char x[64], y[64];
-        bind_error(b, DF_ERR_SQL_TYPE, call->pos, "cannot cast %s to %s", tname(args[0]->type, x, sizeof x),
+        df__bind_error(b, DF_ERR_SQL_TYPE, call->pos, "cannot cast %s to %s", tname(args[0]->type, x, sizeof x),
                    tname(t, y, sizeof y));
         return NULL;
     }
     df_expr *r = df__expr_new(b->plan, DF_EX_CAST, t, args[0]->nullable, 1, &args[0], b->err);
-    if (r) r->display = bind_display(b, args[0]);
+    if (r) r->display = df__bind_display(b, args[0]);
     return r;
 }
 
 static df_expr *bind_now(binder *b, const ast_expr *call, bool date) {
     if (call->nlist != 0) {
-        bind_error(b, DF_ERR_SQL_TYPE, call->pos, "%s takes no arguments", call->name.parts[0]);
+        df__bind_error(b, DF_ERR_SQL_TYPE, call->pos, "%s takes no arguments", call->name.parts[0]);
         return NULL;
     }
     df_scalar s = {0};
@@ -686,7 +686,7 @@ static df_expr *bind_now(binder *b, const ast_expr *call, bool date) {
         if (b->now_ns < 0 && b->now_ns % 86400000000000LL) days--;
         s.v.i64 = days;
     } else {
-        s.type = bind_keep(b, df_type_timestamp(DF_UNIT_NANO, "+00:00"));
+        s.type = df__bind_keep(b, df_type_timestamp(DF_UNIT_NANO, "+00:00"));
         if (!s.type) return NULL;
         s.v.i64 = b->now_ns;
     }
@@ -694,19 +694,19 @@ static df_expr *bind_now(binder *b, const ast_expr *call, bool date) {
     if (r) {
         char name[64];
         snprintf(name, sizeof name, "%s()", call->name.parts[0]);
-        r->display = bind_strdup(b, name);
+        r->display = df__bind_strdup(b, name);
     }
     return r;
 }
 
-df_expr *bind_function(binder *b, const ast_expr *call, const bctx *ctx) {
+df_expr *df__bind_function(binder *b, const ast_expr *call, const bctx *ctx) {
     if (call->name.n != 1) {
-        bind_error(b, DF_ERR_SQL_UNSUPPORTED, call->pos, "qualified function names are not supported");
+        df__bind_error(b, DF_ERR_SQL_UNSUPPORTED, call->pos, "qualified function names are not supported");
         return NULL;
     }
     const char *name = call->name.parts[0];
     if (call->flag || call->star_arg || call->filter || call->norder) {
-        bind_error(b, DF_ERR_SQL_SYNTAX, call->pos, "DISTINCT, FILTER, ORDER BY and `*` only apply to aggregates");
+        df__bind_error(b, DF_ERR_SQL_SYNTAX, call->pos, "DISTINCT, FILTER, ORDER BY and `*` only apply to aggregates");
         return NULL;
     }
     if (strcmp(name, "now") == 0 || strcmp(name, "current_timestamp") == 0) return bind_now(b, call, false);
@@ -716,7 +716,7 @@ df_expr *bind_function(binder *b, const ast_expr *call, const bctx *ctx) {
     df_expr *r = NULL;
     if (strcmp(name, "coalesce") == 0 || strcmp(name, "nvl") == 0 || strcmp(name, "ifnull") == 0) {
         if ((name[0] == 'n' || name[0] == 'i') && call->nlist != 2) {
-            bind_error(b, DF_ERR_SQL_TYPE, call->pos, "%s takes two arguments", name);
+            df__bind_error(b, DF_ERR_SQL_TYPE, call->pos, "%s takes two arguments", name);
             return NULL;
         }
         r = bind_coalesce(b, call, args);
@@ -735,10 +735,10 @@ df_expr *bind_function(binder *b, const ast_expr *call, const bctx *ctx) {
             }
         }
         if (!fe) {
-            bind_error(b, DF_ERR_SQL_UNSUPPORTED, call->pos, "unknown function `%s`", name);
+            df__bind_error(b, DF_ERR_SQL_UNSUPPORTED, call->pos, "unknown function `%s`", name);
             return NULL;
         }
-        r = bind_resolve_fn(b, fe->fn, args, call->nlist, call->pos);
+        r = df__bind_resolve_fn(b, fe->fn, args, call->nlist, call->pos);
     }
     if (r && !r->display && r->kind != DF_EX_LITERAL) {
         /* Name the call as written: name(arg, ...). */
@@ -753,7 +753,7 @@ df_expr *bind_function(binder *b, const ast_expr *call, const bctx *ctx) {
             }
         }
         if (!k) k = df_buf_append_char(&buf, ')', b->err);
-        if (!k) r->display = bind_strdup(b, buf.data);
+        if (!k) r->display = df__bind_strdup(b, buf.data);
         df_buf_free(&buf);
         if (k) return NULL;
     }

@@ -23,9 +23,9 @@ static const char *const kw_names[KW_COUNT_] = {
 #undef DF_SQL_KW_NAME
 };
 
-const char *sql_kw_name(sql_kw kw) { return (unsigned)kw < KW_COUNT_ ? kw_names[kw] : ""; }
+const char *df__sql_kw_name(sql_kw kw) { return (unsigned)kw < KW_COUNT_ ? kw_names[kw] : ""; }
 
-bool sql_kw_reserved(sql_kw kw) {
+bool df__sql_kw_reserved(sql_kw kw) {
     switch (kw) {
     case KW_ALL: case KW_AND: case KW_AS: case KW_BETWEEN: case KW_BY: case KW_CASE: case KW_CROSS:
     case KW_DISTINCT: case KW_ELSE: case KW_END: case KW_EXCEPT: case KW_FALSE: case KW_FETCH:
@@ -56,7 +56,7 @@ static sql_kw keyword_of(const char *s, int32_t len) {
     return KW_NONE;
 }
 
-void sql_lexer_position(const char *text, int32_t text_len, int32_t pos, int32_t *line, int32_t *column,
+void df__sql_lexer_position(const char *text, int32_t text_len, int32_t pos, int32_t *line, int32_t *column,
                         int64_t *char_offset) {
     int32_t ln = 1, col = 1;
     int64_t chars = 0;
@@ -77,7 +77,7 @@ void sql_lexer_position(const char *text, int32_t text_len, int32_t pos, int32_t
     if (char_offset) *char_offset = chars;
 }
 
-df_errkind sql_error_at(df_error *err, df_errkind kind, const char *text, int32_t text_len, int32_t pos,
+df_errkind df__sql_error_at(df_error *err, df_errkind kind, const char *text, int32_t text_len, int32_t pos,
                         const char *fmt, ...) {
     if (!err) return kind;
     char msg[DF_ERROR_MESSAGE_SIZE];
@@ -87,7 +87,7 @@ df_errkind sql_error_at(df_error *err, df_errkind kind, const char *text, int32_
     va_end(ap);
     int32_t line, col;
     int64_t off;
-    sql_lexer_position(text, text_len, pos, &line, &col, &off);
+    df__sql_lexer_position(text, text_len, pos, &line, &col, &off);
     const char *what = kind == DF_ERR_SQL_SYNTAX ? "syntax error" : "error";
     df_error_set(err, kind, "%s at line %d, column %d: %s", what, line, col, msg);
     df_error_set_offset(err, off);
@@ -127,7 +127,7 @@ static df_errkind push(lexer *lx, sql_tok type, sql_kw kw, int32_t start, int32_
 }
 
 static df_errkind fail(lexer *lx, int32_t pos, const char *msg, df_error *err) {
-    return sql_error_at(err, DF_ERR_SQL_SYNTAX, lx->s, lx->n, pos, "%s", msg);
+    return df__sql_error_at(err, DF_ERR_SQL_SYNTAX, lx->s, lx->n, pos, "%s", msg);
 }
 
 /* Skips whitespace and comments; fails on an unterminated block comment. */
@@ -317,7 +317,7 @@ static int32_t first_invalid_utf8(const uint8_t *s, int32_t n) {
     return -1;
 }
 
-df_errkind sql_lex(const char *text, size_t len, sql_tokens *out, df_error *err) {
+df_errkind df__sql_lex(const char *text, size_t len, sql_tokens *out, df_error *err) {
     memset(out, 0, sizeof *out);
     if (len > DF_SQL_MAX_TEXT)
         return df_error_set(err, DF_ERR_LIMIT_EXCEEDED, "SQL text is longer than %d bytes", DF_SQL_MAX_TEXT);
@@ -342,13 +342,13 @@ df_errkind sql_lex(const char *text, size_t len, sql_tokens *out, df_error *err)
         if (k) break;
     }
     if (k) {
-        sql_tokens_free(out);
+        df__sql_tokens_free(out);
         return k;
     }
     return DF_OK;
 }
 
-void sql_tokens_free(sql_tokens *t) {
+void df__sql_tokens_free(sql_tokens *t) {
     if (!t) return;
     df_free(t->toks);
     t->toks = NULL;

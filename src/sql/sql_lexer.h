@@ -5,7 +5,7 @@
  * token is a type, a byte range and, for unquoted words, a keyword id.
  * Identifier folding (unquoted -> lower case) and string unescaping happen
  * when the parser asks for a token's text.  Errors (unterminated strings,
- * stray characters) carry the byte offset; sql_lexer_position() turns byte
+ * stray characters) carry the byte offset; df__sql_lexer_position() turns byte
  * offsets into line / column / character offset for messages.
  */
 #ifndef DF_SQL_SQL_LEXER_H
@@ -86,23 +86,23 @@ typedef struct sql_tokens {
  * DF_ERR_LIMIT_EXCEEDED for oversize text, DF_ERR_OUT_OF_MEMORY.  On
  * failure *out holds nothing.
  */
-df_errkind sql_lex(const char *text, size_t len, sql_tokens *out, df_error *err);
-void sql_tokens_free(sql_tokens *t);
+df_errkind df__sql_lex(const char *text, size_t len, sql_tokens *out, df_error *err);
+void df__sql_tokens_free(sql_tokens *t);
 
 /* 1-based line and column (in characters) and 0-based character offset of byte `pos`. */
-void sql_lexer_position(const char *text, int32_t text_len, int32_t pos, int32_t *line, int32_t *column,
+void df__sql_lexer_position(const char *text, int32_t text_len, int32_t pos, int32_t *line, int32_t *column,
                         int64_t *char_offset);
 
 /*
  * Sets a DF_ERR_SQL_SYNTAX-style error "<what> at line L, column C: <msg>"
  * with err->offset = character offset of byte `pos`.  Returns kind.
  */
-df_errkind sql_error_at(df_error *err, df_errkind kind, const char *text, int32_t text_len, int32_t pos,
+df_errkind df__sql_error_at(df_error *err, df_errkind kind, const char *text, int32_t text_len, int32_t pos,
                         const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 
 /* The keyword's upper-case spelling. */
-const char *sql_kw_name(sql_kw kw);
+const char *df__sql_kw_name(sql_kw kw);
 /* True for keywords that cannot be used as bare identifiers or aliases. */
-bool sql_kw_reserved(sql_kw kw);
+bool df__sql_kw_reserved(sql_kw kw);
 
 #endif

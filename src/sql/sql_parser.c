@@ -107,7 +107,7 @@ static void *fail_at(parser *p, df_errkind kind, int32_t pos, const char *fmt, .
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    p->status = sql_error_at(p->err, kind, p->text, p->text_len, pos, "%s", msg);
+    p->status = df__sql_error_at(p->err, kind, p->text, p->text_len, pos, "%s", msg);
     return NULL;
 }
 
@@ -127,7 +127,7 @@ static bool expect(parser *p, sql_tok tk, const char *what) {
 static bool expect_kw(parser *p, sql_kw kw) {
     if (accept_kw(p, kw)) return true;
     char what[32];
-    snprintf(what, sizeof what, "%s", sql_kw_name(kw));
+    snprintf(what, sizeof what, "%s", df__sql_kw_name(kw));
     expected(p, what);
     return false;
 }
@@ -331,7 +331,7 @@ static char *decode_xstring(parser *p, const sql_token *t, int32_t *out_len) {
 /* Identifier: unquoted word (not reserved) or quoted.  NULL + error otherwise. */
 static bool at_identifier(const parser *p) {
     const sql_token *t = peek(p);
-    return t->type == TK_QIDENT || (t->type == TK_WORD && !sql_kw_reserved(t->kw));
+    return t->type == TK_QIDENT || (t->type == TK_WORD && !df__sql_kw_reserved(t->kw));
 }
 
 static char *parse_ident(parser *p, bool *quoted) {
@@ -341,7 +341,7 @@ static char *parse_ident(parser *p, bool *quoted) {
         if (quoted) *quoted = true;
         return unquote(p, t, 0, NULL);
     }
-    if (t->type == TK_WORD && !sql_kw_reserved(t->kw)) {
+    if (t->type == TK_WORD && !df__sql_kw_reserved(t->kw)) {
         advance(p);
         if (quoted) *quoted = false;
         return word_text(p, t);
@@ -941,7 +941,7 @@ static ast_expr *parse_primary(parser *p) {
         break;
     default: break;
     }
-    if (sql_kw_reserved(t->kw)) return expected(p, "expression");
+    if (df__sql_kw_reserved(t->kw)) return expected(p, "expression");
     if (n1->type == TK_STRING && t->kw == KW_NONE) {
         /* Other "type 'text'" literals: int '1', varchar 'x', ... */
         return parse_typed_string(p);
@@ -1764,9 +1764,9 @@ static ast_query *parse_statement(parser *p) {
     if (t->type == TK_EOF) return fail_at(p, DF_ERR_SQL_SYNTAX, 0, "empty SQL statement");
     if (t->type == TK_WORD && is_write_keyword(t->kw))
         return fail_at(p, DF_ERR_SQL_NOT_READ_ONLY, t->start, "only read-only queries are allowed, found %s",
-                       sql_kw_name(t->kw));
+                       df__sql_kw_name(t->kw));
     if (t->type == TK_WORD && (t->kw == KW_EXPLAIN || t->kw == KW_SHOW || t->kw == KW_DESCRIBE))
-        return fail_at(p, DF_ERR_SQL_UNSUPPORTED, t->start, "%s statements are not supported", sql_kw_name(t->kw));
+        return fail_at(p, DF_ERR_SQL_UNSUPPORTED, t->start, "%s statements are not supported", df__sql_kw_name(t->kw));
     if (!(t->type == TK_LPAREN || is_kw(t, KW_SELECT) || is_kw(t, KW_WITH) || is_kw(t, KW_VALUES)))
         return expected(p, "SELECT, VALUES or WITH");
     ast_query *q = parse_query(p);
@@ -1785,11 +1785,11 @@ static ast_query *parse_statement(parser *p) {
 df_errkind df__sql_parse(const char *sql, size_t len, df_arena *arena, ast_query **out, df_error *err) {
     *out = NULL;
     sql_tokens toks;
-    DF_TRY(sql_lex(sql, len, &toks, err));
+    DF_TRY(df__sql_lex(sql, len, &toks, err));
     parser p = {.text = sql, .text_len = (int32_t)len, .toks = toks.toks, .ntoks = toks.n, .arena = arena,
                 .err = err};
     ast_query *q = parse_statement(&p);
-    sql_tokens_free(&toks);
+    df__sql_tokens_free(&toks);
     if (!q) return p.status ? p.status : df_error_set(err, DF_ERR_INTERNAL, "parser failed without an error");
     *out = q;
     return DF_OK;
@@ -1798,12 +1798,12 @@ df_errkind df__sql_parse(const char *sql, size_t len, df_arena *arena, ast_query
 df_errkind df__sql_parse_type(const char *text, size_t len, df_arena *arena, ast_type **out, df_error *err) {
     *out = NULL;
     sql_tokens toks;
-    DF_TRY(sql_lex(text, len, &toks, err));
+    DF_TRY(df__sql_lex(text, len, &toks, err));
     parser p = {.text = text, .text_len = (int32_t)len, .toks = toks.toks, .ntoks = toks.n, .arena = arena,
                 .err = err};
     ast_type *t = parse_type(&p);
     if (t && !at(&p, TK_EOF)) t = expected(&p, "end of type");
-    sql_tokens_free(&toks);
+    df__sql_tokens_free(&toks);
     if (!t) return p.status ? p.status : df_error_set(err, DF_ERR_INTERNAL, "parser failed without an error");
     *out = t;
     return DF_OK;

@@ -41,15 +41,15 @@ static df_errkind berr(binder *b) { return b->err && b->err->kind ? b->err->kind
 /* ------------------------------------------------------------------------ */
 /* AST helpers                                                               */
 
-bool ast_has_subquery(const ast_expr *e) {
+bool df__ast_has_subquery(const ast_expr *e) {
     if (!e) return false;
     if (e->kind == AE_SUBQUERY || e->kind == AE_EXISTS || e->kind == AE_IN_SUBQUERY) return true;
     const ast_expr *ops[5] = {e->a, e->b, e->c, e->d, e->filter};
     for (int k = 0; k < 5; k++)
-        if (ast_has_subquery(ops[k])) return true;
+        if (df__ast_has_subquery(ops[k])) return true;
     for (int32_t i = 0; i < e->nlist; i++) {
-        if (e->list && ast_has_subquery(e->list[i])) return true;
-        if (e->list2 && ast_has_subquery(e->list2[i])) return true;
+        if (e->list && df__ast_has_subquery(e->list[i])) return true;
+        if (e->list2 && df__ast_has_subquery(e->list2[i])) return true;
     }
     return false;
 }
@@ -107,7 +107,7 @@ static ast_expr *ast_and(binder *b, ast_expr **items, int32_t n) {
     if (n == 1) return items[0];
     ast_expr *e = df__lplan_alloc(b->plan, sizeof *e);
     ast_expr **l = df__lplan_alloc(b->plan, (size_t)n * sizeof *l);
-    if (!e || !l) return bind_oom(b);
+    if (!e || !l) return df__bind_oom(b);
     memset(e, 0, sizeof *e);
     e->kind = AE_AND;
     e->pos = items[0]->pos;
@@ -133,13 +133,13 @@ static df_lnode *filter_node(binder *b, df_lnode *in, df_expr *pred) {
 static df_errkind apply_conjuncts(binder *b, ast_expr **items, int32_t n, df_lnode **node, bool **hidden) {
     ast_expr *w = ast_and(b, items, n);
     if (n && !w) return berr(b);
-    return w ? bind_where(b, w, node, hidden) : DF_OK;
+    return w ? df__bind_where(b, w, node, hidden) : DF_OK;
 }
 
 /* Hidden flags for a plan that appends `extra` hidden columns to one with flags h over n columns. */
 static bool *extend_hidden(binder *b, const bool *h, int32_t n, int32_t extra) {
     bool *nh = df__lplan_alloc(b->plan, (size_t)(n + extra) + 1);
-    if (!nh) return bind_oom(b);
+    if (!nh) return df__bind_oom(b);
     for (int32_t i = 0; i < n; i++) nh[i] = h && h[i];
     for (int32_t i = 0; i < extra; i++) nh[n + i] = true;
     return nh;
@@ -162,12 +162,12 @@ static df_errkind combined_scope(binder *b, const df_lnode *outer, const bool *o
 
 /* a = b with both sides coerced to their comparison type. */
 static df_expr *equality(binder *b, df_expr *x, df_expr *y, int32_t pos) {
-    df_type *ct = bind_keep(b, sqlt_comparison(x->type, y->type));
+    df_type *ct = df__bind_keep(b, df__sqlt_comparison(x->type, y->type));
     if (!ct) {
-        bind_error(b, DF_ERR_SQL_TYPE, pos, "the subquery's values cannot be compared with the left side");
+        df__bind_error(b, DF_ERR_SQL_TYPE, pos, "the subquery's values cannot be compared with the left side");
         return NULL;
     }
-    df_expr *args[2] = {bind_coerce(b, x, ct, pos), bind_coerce(b, y, ct, pos)};
+    df_expr *args[2] = {df__bind_coerce(b, x, ct, pos), df__bind_coerce(b, y, ct, pos)};
     if (!args[0] || !args[1]) return NULL;
     return df__expr_func(b->plan, DF_FN_EQ, df_type_bool(), true, 2, args, b->err);
 }
@@ -187,18 +187,18 @@ static df_errkind join_with(binder *b, df_join_type t, df_lnode **node, bool **h
     if (!conds) return DF_OOM(b->err);
     bctx ctx = {.scope = &cs, .clause = "subquery condition"};
     for (int32_t i = 0; i < ncorr; i++) {
-        conds[i] = bind_condition(b, corr[i], &ctx);
+        conds[i] = df__bind_condition(b, corr[i], &ctx);
         if (!conds[i]) return berr(b);
     }
     for (int32_t i = 0; i < nextra; i++) conds[ncorr + i] = extra[i];
-    df_lnode *j = bind_join_node(b, t, *node, inner);
+    df_lnode *j = df__bind_join_node(b, t, *node, inner);
     if (!j) return berr(b);
     j->u.join.null_aware = null_aware;
     j->u.join.single_row = single_row;
     if (n) {
         df_expr *cond = n == 1 ? conds[0] : df__expr_new(b->plan, DF_EX_AND, df_type_bool(), true, n, conds, b->err);
         if (!cond) return berr(b);
-        DF_TRY(bind_join_condition(b, cond, (*node)->ncols, inner->ncols, j));
+        DF_TRY(df__bind_join_condition(b, cond, (*node)->ncols, inner->ncols, j));
     }
     if (t == DF_JOIN_LEFT || t == DF_JOIN_INNER || t == DF_JOIN_LEFT_MARK) {
         *hidden = extend_hidden(b, *hidden, (*node)->ncols, t == DF_JOIN_LEFT_MARK ? 1 : inner->ncols);
@@ -233,7 +233,7 @@ typedef struct corr_split {
 static df_errkind split_correlated(binder *b, const ast_select *s, const bscope *outer, bool bind_rest,
                                    corr_split *out) {
     memset(out, 0, sizeof *out);
-    DF_TRY(bind_from_items(b, s, &out->inner, &out->inner_hidden));
+    DF_TRY(df__bind_from_items(b, s, &out->inner, &out->inner_hidden));
     if (!s->where) return DF_OK;
     bscope is = {.ncols = out->inner->ncols, .cols = out->inner->cols, .hidden = out->inner_hidden};
     ast_expr *const *list;
@@ -254,17 +254,17 @@ static df_errkind split_correlated(binder *b, const ast_select *s, const bscope 
 static bool select_aggregates(const ast_select *s) {
     if (s->ngroup || s->group_all || s->having) return true;
     for (int32_t i = 0; i < s->nitems; i++)
-        if (ast_has_aggregate(s->items[i].expr)) return true;
+        if (df__ast_has_aggregate(s->items[i].expr)) return true;
     return false;
 }
 
 /* Binds a whole (uncorrelated) query; q's columns must number `want` (0 = any). */
 static df_lnode *bind_whole(binder *b, const ast_query *q, int32_t want, int32_t pos) {
     bcte *save = b->ctes;
-    df_lnode *n = bind_query(b, q);
+    df_lnode *n = df__bind_query(b, q);
     b->ctes = save;
     if (n && want && n->ncols != want) {
-        bind_error(b, DF_ERR_SQL_TYPE, pos, "the subquery returns %d columns where 1 is expected", n->ncols);
+        df__bind_error(b, DF_ERR_SQL_TYPE, pos, "the subquery returns %d columns where 1 is expected", n->ncols);
         return NULL;
     }
     return n;
@@ -301,7 +301,7 @@ static df_errkind exists_join(binder *b, const ast_expr *e, bool negated, const 
             return join_with(b, t, node, hidden, cs.inner, cs.inner_hidden, cs.corr, cs.ncorr, NULL, 0, false, false,
                              mark_name);
         if (cs.ncorr > 0)
-            return bind_error(b, DF_ERR_SQL_UNSUPPORTED, e->pos,
+            return df__bind_error(b, DF_ERR_SQL_UNSUPPORTED, e->pos,
                               "correlated EXISTS subqueries with aggregates are not supported");
     }
     df_lnode *inner = bind_whole(b, q, 0, e->pos);
@@ -326,7 +326,7 @@ static df_errkind in_join(binder *b, const ast_expr *e, const char *mark_name, d
     df_join_type t = mark_name ? DF_JOIN_LEFT_MARK : negated ? DF_JOIN_LEFT_ANTI : DF_JOIN_LEFT_SEMI;
     bscope outer = {.ncols = (*node)->ncols, .cols = (*node)->cols, .hidden = *hidden};
     bctx octx = {.scope = &outer, .clause = "IN"};
-    df_expr *x = bind_expr(b, e->a, &octx);
+    df_expr *x = df__bind_expr(b, e->a, &octx);
     if (!x) return berr(b);
     const ast_select *s = plain_select(e->query, false);
     if (s && !select_aggregates(s) && !s->distinct && s->nitems == 1 && s->items[0].expr->kind != AE_STAR) {
@@ -336,7 +336,7 @@ static df_errkind in_join(binder *b, const ast_expr *e, const char *mark_name, d
             /* inner' = inner columns ++ [the selected value]; condition: x = value AND correlated conjuncts. */
             bscope is = {.ncols = cs.inner->ncols, .cols = cs.inner->cols, .hidden = cs.inner_hidden};
             bctx ictx = {.scope = &is, .clause = "subquery SELECT"};
-            df_expr *v = bind_expr(b, s->items[0].expr, &ictx);
+            df_expr *v = df__bind_expr(b, s->items[0].expr, &ictx);
             if (!v) return berr(b);
             int32_t ni = cs.inner->ncols;
             df_expr **ex = df__lplan_alloc(b->plan, (size_t)(ni + 1) * sizeof(df_expr *));
@@ -349,7 +349,7 @@ static df_errkind in_join(binder *b, const ast_expr *e, const char *mark_name, d
             }
             ex[ni] = v;
             cols[ni] = (df_lcol){.name = "__in_value", .type = v->type, .nullable = true};
-            df_lnode *inner = bind_project_node(b, cs.inner, ex, cols, ni + 1);
+            df_lnode *inner = df__bind_project_node(b, cs.inner, ex, cols, ni + 1);
             bool *ih = extend_hidden(b, cs.inner_hidden, ni, 1);
             if (!inner || !ih) return berr(b);
             df_expr *vc = df__expr_column(b->plan, (*node)->ncols + ni, &cols[ni], b->err);
@@ -396,13 +396,13 @@ static df_errkind remember(binder *b, const ast_expr *e, const char *col, const 
 static const char *subq_name(binder *b, int32_t id, const char *suffix) {
     char buf[48];
     snprintf(buf, sizeof buf, "__scalar_subquery_%d%s", id, suffix);
-    return bind_strdup(b, buf);
+    return df__bind_strdup(b, buf);
 }
 
 /* A boolean literal AST. */
 static ast_expr *ast_bool(binder *b, bool v, int32_t pos) {
     ast_expr *e = df__lplan_alloc(b->plan, sizeof *e);
-    if (!e) return bind_oom(b);
+    if (!e) return df__bind_oom(b);
     memset(e, 0, sizeof *e);
     e->kind = AE_BOOL;
     e->bval = v;
@@ -415,7 +415,7 @@ static ast_expr *ast_bool(binder *b, bool v, int32_t pos) {
 static df_lnode *name_last(binder *b, df_lnode *n, const char *const *names, int32_t nn) {
     df_expr **ex = df__lplan_alloc(b->plan, (size_t)n->ncols * sizeof(df_expr *));
     df_lcol *cols = df__lplan_alloc(b->plan, (size_t)n->ncols * sizeof(df_lcol));
-    if (!ex || !cols) return bind_oom(b);
+    if (!ex || !cols) return df__bind_oom(b);
     for (int32_t i = 0; i < n->ncols; i++) {
         ex[i] = df__expr_column(b->plan, i, &n->cols[i], b->err);
         if (!ex[i]) return NULL;
@@ -427,7 +427,7 @@ static df_lnode *name_last(binder *b, df_lnode *n, const char *const *names, int
         c->qualifier = NULL;
         c->nullable = true;
     }
-    return bind_project_node(b, n, ex, cols, n->ncols);
+    return df__bind_project_node(b, n, ex, cols, n->ncols);
 }
 
 /*
@@ -442,7 +442,7 @@ static df_errkind scalar_correlated(binder *b, const ast_expr *e, const ast_sele
                                     df_lnode **node, bool **hidden, int32_t id) {
     bool agg = select_aggregates(s);
     if (s->ngroup || s->group_all || s->distinct || s->having)
-        return bind_error(b, DF_ERR_SQL_UNSUPPORTED, e->pos,
+        return df__bind_error(b, DF_ERR_SQL_UNSUPPORTED, e->pos,
                           "a correlated scalar subquery cannot use GROUP BY, HAVING or DISTINCT");
     bscope is = {.ncols = cs->inner->ncols, .cols = cs->inner->cols, .hidden = cs->inner_hidden};
     bscope outer = {.ncols = (*node)->ncols, .cols = (*node)->cols, .hidden = *hidden};
@@ -461,7 +461,7 @@ static df_errkind scalar_correlated(binder *b, const ast_expr *e, const ast_sele
             ikeys[i] = c->b;
             okeys[i] = c->a;
         } else {
-            return bind_error(b, DF_ERR_SQL_UNSUPPORTED, c->pos,
+            return df__bind_error(b, DF_ERR_SQL_UNSUPPORTED, c->pos,
                               "a correlated scalar subquery must correlate through `inner = outer` equalities");
         }
     }
@@ -483,7 +483,7 @@ static df_errkind scalar_correlated(binder *b, const ast_expr *e, const ast_sele
     if (cs->nrest && !g->where) return berr(b);
     g->group = agg ? ikeys : NULL;
     g->ngroup = agg ? m : 0;
-    df_lnode *inner = bind_select_only(b, g);
+    df_lnode *inner = df__bind_select_only(b, g);
     if (!inner) return berr(b);
     inner = name_last(b, inner, names, 2);
     if (!inner) return berr(b);
@@ -492,7 +492,7 @@ static df_errkind scalar_correlated(binder *b, const ast_expr *e, const ast_sele
     if (!eqs) return DF_OOM(b->err);
     bctx octx = {.scope = &outer, .clause = "subquery condition"};
     for (int32_t i = 0; i < m; i++) {
-        df_expr *o = bind_expr(b, okeys[i], &octx);
+        df_expr *o = df__bind_expr(b, okeys[i], &octx);
         df_expr *k = o ? df__expr_column(b->plan, (*node)->ncols + i, &inner->cols[i], b->err) : NULL;
         eqs[i] = k ? equality(b, o, k, cs->corr[i]->pos) : NULL;
         if (!eqs[i]) return berr(b);
@@ -505,7 +505,7 @@ static df_errkind scalar_correlated(binder *b, const ast_expr *e, const ast_sele
         if (!z || !f) return DF_OOM(b->err);
         *z = *s;
         z->where = f;
-        df_lnode *empty = bind_select_only(b, z);
+        df_lnode *empty = df__bind_select_only(b, z);
         if (!empty) return berr(b);
         empty = name_last(b, empty, &dname, 1);
         if (!empty) return berr(b);
@@ -574,7 +574,7 @@ static df_errkind scalar_walk(binder *b, const ast_expr *e, df_lnode **node, boo
 /* Walks e joining the subqueries inside aggregate call arguments only. */
 static df_errkind agg_arg_walk(binder *b, const ast_expr *e, df_lnode **node, bool **hidden) {
     if (!e) return DF_OK;
-    if (bind_agg_fn(e) >= 0) {
+    if (df__bind_agg_fn(e) >= 0) {
         for (int32_t i = 0; i < e->nlist; i++) DF_TRY(scalar_walk(b, e->list[i], node, hidden));
         return scalar_walk(b, e->filter, node, hidden);
     }
@@ -588,32 +588,32 @@ static df_errkind agg_arg_walk(binder *b, const ast_expr *e, df_lnode **node, bo
     return DF_OK;
 }
 
-df_errkind bind_agg_arg_subqueries(binder *b, ast_expr *const *exprs, int32_t n, df_lnode **node, bool **hidden) {
+df_errkind df__bind_agg_arg_subqueries(binder *b, ast_expr *const *exprs, int32_t n, df_lnode **node, bool **hidden) {
     for (int32_t i = 0; i < n; i++) DF_TRY(agg_arg_walk(b, exprs[i], node, hidden));
     return DF_OK;
 }
 
 /* True when every subquery expression in e (outside nested queries) has its column in scope sc. */
 static int32_t scope_find(const bscope *sc, const char *name);
-bool bind_subqueries_in_scope(binder *b, const ast_expr *e, const bscope *sc) {
+bool df__bind_subqueries_in_scope(binder *b, const ast_expr *e, const bscope *sc) {
     if (!e) return true;
     if (e->kind == AE_SUBQUERY || e->kind == AE_EXISTS || e->kind == AE_IN_SUBQUERY ||
         (e->kind == AE_IN_LIST && e->nlist == 1 && e->list[0]->kind == AE_SUBQUERY)) {
         bsubq *s = find_subq(b, e);
         if (!s || scope_find(sc, s->col) < 0) return false;
-        return e->kind == AE_EXISTS || bind_subqueries_in_scope(b, e->a, sc);
+        return e->kind == AE_EXISTS || df__bind_subqueries_in_scope(b, e->a, sc);
     }
     const ast_expr *ops[5] = {e->a, e->b, e->c, e->d, e->filter};
     for (int k = 0; k < 5; k++)
-        if (!bind_subqueries_in_scope(b, ops[k], sc)) return false;
+        if (!df__bind_subqueries_in_scope(b, ops[k], sc)) return false;
     for (int32_t i = 0; i < e->nlist; i++) {
-        if (e->list && !bind_subqueries_in_scope(b, e->list[i], sc)) return false;
-        if (e->list2 && !bind_subqueries_in_scope(b, e->list2[i], sc)) return false;
+        if (e->list && !df__bind_subqueries_in_scope(b, e->list[i], sc)) return false;
+        if (e->list2 && !df__bind_subqueries_in_scope(b, e->list2[i], sc)) return false;
     }
     return true;
 }
 
-df_errkind bind_scalar_subqueries(binder *b, ast_expr *const *exprs, int32_t n, df_lnode **node, bool **hidden) {
+df_errkind df__bind_scalar_subqueries(binder *b, ast_expr *const *exprs, int32_t n, df_lnode **node, bool **hidden) {
     for (int32_t i = 0; i < n; i++) DF_TRY(scalar_walk(b, exprs[i], node, hidden));
     return DF_OK;
 }
@@ -625,13 +625,13 @@ static int32_t scope_find(const bscope *sc, const char *name) {
     return -1;
 }
 
-df_expr *bind_subquery_column(binder *b, const ast_expr *e, const bctx *ctx) {
+df_expr *df__bind_subquery_column(binder *b, const ast_expr *e, const bctx *ctx) {
     bsubq *s = find_subq(b, e);
     const bscope *sc = ctx->scope;
     int32_t vi = s ? scope_find(sc, s->col) : -1;
     int32_t mi = s && s->mark ? scope_find(sc, s->mark) : -1, di = s && s->dflt ? scope_find(sc, s->dflt) : -1;
     if (vi < 0 || (s->dflt && (mi < 0 || di < 0))) {
-        bind_error(b, DF_ERR_SQL_UNSUPPORTED, e->pos, "scalar subqueries are not supported in %s",
+        df__bind_error(b, DF_ERR_SQL_UNSUPPORTED, e->pos, "scalar subqueries are not supported in %s",
                    ctx->clause ? ctx->clause : "this position");
         return NULL;
     }
@@ -652,7 +652,7 @@ df_expr *bind_subquery_column(binder *b, const ast_expr *e, const bctx *ctx) {
 /* ------------------------------------------------------------------------ */
 /* WHERE                                                                     */
 
-df_errkind bind_where(binder *b, const ast_expr *where, df_lnode **node, bool **hidden) {
+df_errkind df__bind_where(binder *b, const ast_expr *where, df_lnode **node, bool **hidden) {
     ast_expr *const *list;
     ast_expr *one;
     int32_t n;
@@ -692,7 +692,7 @@ df_errkind bind_where(binder *b, const ast_expr *where, df_lnode **node, bool **
     DF_TRY(scalar_walk(b, w, node, hidden));
     bscope scope = {.ncols = (*node)->ncols, .cols = (*node)->cols, .hidden = *hidden};
     bctx ctx = {.scope = &scope, .clause = "WHERE"};
-    df_expr *pred = bind_condition(b, w, &ctx);
+    df_expr *pred = df__bind_condition(b, w, &ctx);
     if (!pred) return berr(b);
     df_lnode *f = filter_node(b, *node, pred);
     if (!f) return berr(b);

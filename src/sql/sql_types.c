@@ -25,22 +25,22 @@
 
 static df_type *ref(df_type *t) { return df_type_retain(t); }
 
-bool sqlt_decimal_ps(const df_type *t, int *p, int *s) {
+bool df__sqlt_decimal_ps(const df_type *t, int *p, int *s) {
     if (!t || (t->id != DF_TYPE_DECIMAL128 && t->id != DF_TYPE_DECIMAL256)) return false;
     *p = t->precision;
     *s = t->scale;
     return true;
 }
 
-bool sqlt_is_string(const df_type *t) { return t && t->id == DF_TYPE_UTF8; }
-bool sqlt_is_null(const df_type *t) { return t && t->id == DF_TYPE_NULL; }
+bool df__sqlt_is_string(const df_type *t) { return t && t->id == DF_TYPE_UTF8; }
+bool df__sqlt_is_null(const df_type *t) { return t && t->id == DF_TYPE_NULL; }
 
 static bool is_int(const df_type *t) { return df_type_is_integer(t); }
 static bool is_float(const df_type *t) { return df_type_is_floating(t); }
 static bool is_dec(const df_type *t) { return df_type_is_decimal(t); }
 static bool is_num(const df_type *t) { return df_type_is_numeric(t); }
 
-df_type *sqlt_numeric_to_decimal(const df_type *t) {
+df_type *df__sqlt_numeric_to_decimal(const df_type *t) {
     switch (t->id) {
     case DF_TYPE_INT8: case DF_TYPE_UINT8: return df_type_decimal(3, 0);
     case DF_TYPE_INT16: case DF_TYPE_UINT16: return df_type_decimal(5, 0);
@@ -57,7 +57,7 @@ df_type *sqlt_numeric_to_decimal(const df_type *t) {
 /* Decimal holding both: (max(s1,s2) + max(p1-s1, p2-s2), max(s1,s2)), capped. */
 static df_type *wider_decimal(const df_type *a, const df_type *b) {
     int p1, s1, p2, s2;
-    if (!sqlt_decimal_ps(a, &p1, &s1) || !sqlt_decimal_ps(b, &p2, &s2)) return NULL;
+    if (!df__sqlt_decimal_ps(a, &p1, &s1) || !df__sqlt_decimal_ps(b, &p2, &s2)) return NULL;
     int s = DF_MAX(s1, s2);
     int range = DF_MAX(p1 - s1, p2 - s2);
     int p = range + s;
@@ -97,7 +97,7 @@ static df_type *binary_numeric(const df_type *a, const df_type *b) {
     if (!is_num(a) || !is_num(b)) return NULL;
     if (df_type_equals(a, b)) return ref((df_type *)a);
     if (is_dec(a) || is_dec(b)) {
-        df_type *da = sqlt_numeric_to_decimal(a), *db = sqlt_numeric_to_decimal(b);
+        df_type *da = df__sqlt_numeric_to_decimal(a), *db = df__sqlt_numeric_to_decimal(b);
         df_type *r = (da && db) ? wider_decimal(da, db) : NULL;
         df_type_release(da);
         df_type_release(db);
@@ -130,7 +130,7 @@ static df_type *temporal(const df_type *a, const df_type *b) {
 
 /* String compared with a temporal: the temporal type (timestamps at nanoseconds). */
 static df_type *string_temporal(const df_type *a, const df_type *b) {
-    const df_type *s = sqlt_is_string(a) ? a : sqlt_is_string(b) ? b : NULL;
+    const df_type *s = df__sqlt_is_string(a) ? a : df__sqlt_is_string(b) ? b : NULL;
     const df_type *t = s == a ? b : a;
     if (!s) return NULL;
     switch (t->id) {
@@ -142,13 +142,13 @@ static df_type *string_temporal(const df_type *a, const df_type *b) {
     }
 }
 
-df_type *sqlt_comparison(const df_type *a, const df_type *b) {
+df_type *df__sqlt_comparison(const df_type *a, const df_type *b) {
     if (df_type_equals(a, b)) return ref((df_type *)a);
     df_type *r = binary_numeric(a, b);
     if (!r) r = temporal(a, b);
-    if (!r && sqlt_is_null(a)) r = ref((df_type *)b);
-    if (!r && sqlt_is_null(b)) r = ref((df_type *)a);
-    if (!r && ((sqlt_is_string(a) && is_num(b)) || (sqlt_is_string(b) && is_num(a)))) r = df_type_utf8();
+    if (!r && df__sqlt_is_null(a)) r = ref((df_type *)b);
+    if (!r && df__sqlt_is_null(b)) r = ref((df_type *)a);
+    if (!r && ((df__sqlt_is_string(a) && is_num(b)) || (df__sqlt_is_string(b) && is_num(a)))) r = df_type_utf8();
     if (!r) r = string_temporal(a, b);
     if (!r && ((a->id == DF_TYPE_BINARY && (b->id == DF_TYPE_UTF8 || b->id == DF_TYPE_FIXED_BINARY)) ||
                (b->id == DF_TYPE_BINARY && (a->id == DF_TYPE_UTF8 || a->id == DF_TYPE_FIXED_BINARY))))
@@ -158,7 +158,7 @@ df_type *sqlt_comparison(const df_type *a, const df_type *b) {
 
 static bool arith_decimal(sqlt_arith_op op, const df_type *a, const df_type *b, df_type **ret) {
     int p1, s1, p2, s2, p, s;
-    if (!sqlt_decimal_ps(a, &p1, &s1) || !sqlt_decimal_ps(b, &p2, &s2)) return false;
+    if (!df__sqlt_decimal_ps(a, &p1, &s1) || !df__sqlt_decimal_ps(b, &p2, &s2)) return false;
     int maxp = (a->id == DF_TYPE_DECIMAL256 || b->id == DF_TYPE_DECIMAL256) ? 76 : SQLT_MAX_PRECISION;
     switch (op) {
     case SQLT_ADD:
@@ -187,9 +187,9 @@ static bool arith_decimal(sqlt_arith_op op, const df_type *a, const df_type *b, 
     return *ret != NULL;
 }
 
-bool sqlt_arith(sqlt_arith_op op, const df_type *a, const df_type *b, df_type **lt, df_type **rt, df_type **ret) {
+bool df__sqlt_arith(sqlt_arith_op op, const df_type *a, const df_type *b, df_type **lt, df_type **rt, df_type **ret) {
     *lt = *rt = *ret = NULL;
-    bool an = sqlt_is_null(a), bn = sqlt_is_null(b);
+    bool an = df__sqlt_is_null(a), bn = df__sqlt_is_null(b);
     if (an && bn) {
         *lt = df_type_int64();
         *rt = df_type_int64();
@@ -253,8 +253,8 @@ bool sqlt_arith(sqlt_arith_op op, const df_type *a, const df_type *b, df_type **
             *ret = df_type_float64();
             return true;
         }
-        *lt = sqlt_numeric_to_decimal(a);
-        *rt = sqlt_numeric_to_decimal(b);
+        *lt = df__sqlt_numeric_to_decimal(a);
+        *rt = df__sqlt_numeric_to_decimal(b);
         if (*lt && *rt && arith_decimal(op, *lt, *rt, ret)) return true;
         df_type_release(*lt);
         df_type_release(*rt);
@@ -277,9 +277,9 @@ static df_type *union2(const df_type *a, const df_type *b) {
         /* Timestamps: union keeps the finer unit only if equal; use comparison rules. */
         r = temporal(a, b);
     }
-    if (!r && sqlt_is_string(a) && sqlt_is_string(b)) r = df_type_utf8();
-    if (!r && sqlt_is_string(a) && is_num(b)) r = ref((df_type *)b);
-    if (!r && sqlt_is_string(b) && is_num(a)) r = ref((df_type *)a);
+    if (!r && df__sqlt_is_string(a) && df__sqlt_is_string(b)) r = df_type_utf8();
+    if (!r && df__sqlt_is_string(a) && is_num(b)) r = ref((df_type *)b);
+    if (!r && df__sqlt_is_string(b) && is_num(a)) r = ref((df_type *)a);
     if (!r && ((a->id == DF_TYPE_BINARY && b->id == DF_TYPE_UTF8) || (a->id == DF_TYPE_UTF8 && b->id == DF_TYPE_BINARY)))
         r = df_type_binary();
     return r;
@@ -295,12 +295,12 @@ static type_cat category(const df_type *t) {
     return CAT_OTHER;
 }
 
-df_type *sqlt_union(const df_type *const *types, int32_t n) {
+df_type *df__sqlt_union(const df_type *const *types, int32_t n) {
     if (n <= 0) return NULL;
     bool all_same = true, all_null = true;
     for (int32_t i = 0; i < n; i++) {
         if (!df_type_equals(types[i], types[0])) all_same = false;
-        if (!sqlt_is_null(types[i])) all_null = false;
+        if (!df__sqlt_is_null(types[i])) all_null = false;
     }
     if (all_same) return ref((df_type *)types[0]);
     if (all_null) return df_type_null();
@@ -314,7 +314,7 @@ df_type *sqlt_union(const df_type *const *types, int32_t n) {
     }
     df_type *cand = NULL;
     for (int32_t i = 0; i < n; i++) {
-        if (sqlt_is_null(types[i])) continue;
+        if (df__sqlt_is_null(types[i])) continue;
         if (!cand) {
             cand = ref((df_type *)types[i]);
             continue;
@@ -327,7 +327,7 @@ df_type *sqlt_union(const df_type *const *types, int32_t n) {
     return cand;
 }
 
-bool sqlt_can_cast(const df_type *from, const df_type *to) {
+bool df__sqlt_can_cast(const df_type *from, const df_type *to) {
     if (df_type_equals(from, to) || from->id == DF_TYPE_NULL) return true;
     bool fs = from->id == DF_TYPE_UTF8, ts = to->id == DF_TYPE_UTF8;
     bool fn = is_num(from), tn = is_num(to);
@@ -356,7 +356,7 @@ static const char *unit_short(df_time_unit u) {
     }
 }
 
-df_errkind sqlt_display(const df_type *t, df_buf *out, df_error *err) {
+df_errkind df__sqlt_display(const df_type *t, df_buf *out, df_error *err) {
     switch (t->id) {
     case DF_TYPE_NULL: return df_buf_append_str(out, "Null", err);
     case DF_TYPE_BOOL: return df_buf_append_str(out, "Boolean", err);
@@ -412,7 +412,7 @@ df_type *df__sql_type_from_ast(const ast_type *t, const char *text, int32_t text
     static const char *const k_bin[] = {"bytea", "blob", "binary", "varbinary", "bytes", NULL};
     static const char *const k_ts[] = {"timestamp", "datetime", NULL};
     if (t->is_array) {
-        sql_error_at(err, DF_ERR_SQL_UNSUPPORTED, text, text_len, t->pos, "array types are not supported");
+        df__sql_error_at(err, DF_ERR_SQL_UNSUPPORTED, text, text_len, t->pos, "array types are not supported");
         return NULL;
     }
     const char *n = t->name;
@@ -433,7 +433,7 @@ df_type *df__sql_type_from_ast(const ast_type *t, const char *text, int32_t text
     else if (name_in(n, k_dec)) {
         int64_t p = t->nparams >= 1 ? t->params[0] : 38, s = t->nparams >= 2 ? t->params[1] : (t->nparams ? 0 : 10);
         if (p < 1 || p > 76 || s > p || s < -p) {
-            sql_error_at(err, DF_ERR_SQL_TYPE, text, text_len, t->pos,
+            df__sql_error_at(err, DF_ERR_SQL_TYPE, text, text_len, t->pos,
                          "decimal precision must be between 1 and 76 and scale at most the precision");
             return NULL;
         }
@@ -452,7 +452,7 @@ df_type *df__sql_type_from_ast(const ast_type *t, const char *text, int32_t text
     } else if (strcmp(n, "timestamptz") == 0) r = df_type_timestamp(DF_UNIT_NANO, "+00:00");
     else if (strcmp(n, "interval") == 0) r = df_type_interval_mdn();
     else {
-        sql_error_at(err, DF_ERR_SQL_TYPE, text, text_len, t->pos, "unknown type name `%s`", n);
+        df__sql_error_at(err, DF_ERR_SQL_TYPE, text, text_len, t->pos, "unknown type name `%s`", n);
         return NULL;
     }
     if (!r) DF_OOM(err);
@@ -630,7 +630,7 @@ static bool ival_add_clock(ival *iv, const char *s) {
  * an optional default unit for bare numbers (seconds when NULL).  Returns 0
  * with the parts, 1 when out of range, 2 when the text does not parse.
  */
-int sqlt_parse_interval(const char *text, size_t len, const char *unit, int32_t *months, int32_t *days,
+int df__sqlt_parse_interval(const char *text, size_t len, const char *unit, int32_t *months, int32_t *days,
                         int64_t *nanos) {
     ival iv = {0};
     char buf[256];

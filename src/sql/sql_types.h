@@ -14,43 +14,43 @@ typedef enum sqlt_arith_op { SQLT_ADD, SQLT_SUB, SQLT_MUL, SQLT_DIV, SQLT_MOD } 
 #define SQLT_MAX_PRECISION 38
 
 /* Precision and scale of a decimal type (false if not decimal). */
-bool sqlt_decimal_ps(const df_type *t, int *p, int *s);
+bool df__sqlt_decimal_ps(const df_type *t, int *p, int *s);
 /* The decimal type an integer/float type is widened to in decimal arithmetic (Int32 -> (10,0)), or NULL. */
-df_type *sqlt_numeric_to_decimal(const df_type *t);
-bool sqlt_is_string(const df_type *t);      /* utf8 */
-bool sqlt_is_null(const df_type *t);        /* the Null type */
+df_type *df__sqlt_numeric_to_decimal(const df_type *t);
+bool df__sqlt_is_string(const df_type *t);      /* utf8 */
+bool df__sqlt_is_null(const df_type *t);        /* the Null type */
 
 /*
  * Comparison coercion: the common type both operands of =, <, IN, BETWEEN
  * are cast to, or NULL when they cannot be compared.
  */
-df_type *sqlt_comparison(const df_type *a, const df_type *b);
+df_type *df__sqlt_comparison(const df_type *a, const df_type *b);
 
 /*
  * Arithmetic coercion: on success sets *lt, *rt (operand types to cast to)
  * and *ret (result type), all new references, and returns true.
  */
-bool sqlt_arith(sqlt_arith_op op, const df_type *a, const df_type *b, df_type **lt, df_type **rt, df_type **ret);
+bool df__sqlt_arith(sqlt_arith_op op, const df_type *a, const df_type *b, df_type **lt, df_type **rt, df_type **ret);
 
 /*
  * Union resolution (CASE, COALESCE, UNION, VALUES, IN lists, GREATEST): the
  * common type of n types, ignoring Null; NULL when there is none.  All-Null
  * gives Null.
  */
-df_type *sqlt_union(const df_type *const *types, int32_t n);
+df_type *df__sqlt_union(const df_type *const *types, int32_t n);
 
 /* True when a cast from `from` to `to` is supported by the executor. */
-bool sqlt_can_cast(const df_type *from, const df_type *to);
+bool df__sqlt_can_cast(const df_type *from, const df_type *to);
 
 /* Appends the type as DataFusion's arrow_typeof prints it ("Int64", "Timestamp(ns)"). */
-df_errkind sqlt_display(const df_type *t, df_buf *out, df_error *err);
+df_errkind df__sqlt_display(const df_type *t, df_buf *out, df_error *err);
 
 /*
  * Parses interval text ("1 day 2 hours", "3", "-1 month", "01:30:00"); bare
  * numbers take `unit` (seconds when NULL).  Returns 0 with the parts, 1
  * when a part is out of range, 2 when the text does not parse.
  */
-int sqlt_parse_interval(const char *text, size_t len, const char *unit, int32_t *months, int32_t *days,
+int df__sqlt_parse_interval(const char *text, size_t len, const char *unit, int32_t *months, int32_t *days,
                         int64_t *nanos);
 
 #endif

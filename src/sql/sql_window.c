@@ -52,7 +52,7 @@ static int win_fn(const char *n) {
  */
 static df_errkind int_param(binder *b, const ast_expr *a, const bctx *ctx, bool allow_negative, int64_t *out,
                             bool *is_null) {
-    df_expr *x = bind_expr(b, a, ctx);
+    df_expr *x = df__bind_expr(b, a, ctx);
     if (!x) return berr(b);
     df_scalar v;
     memset(&v, 0, sizeof v);
@@ -65,8 +65,8 @@ static df_errkind int_param(binder *b, const ast_expr *a, const bctx *ctx, bool 
     }
     if (x->kind == DF_EX_LITERAL) {
         v = *x->lit;
-    } else if (bind_eval_const(b, x, &v)) {
-        return bind_error(b, DF_ERR_SQL_TYPE, a->pos, "this argument must be a constant integer");
+    } else if (df__bind_eval_const(b, x, &v)) {
+        return df__bind_error(b, DF_ERR_SQL_TYPE, a->pos, "this argument must be a constant integer");
     } else {
         owned = true;
     }
@@ -82,7 +82,7 @@ static df_errkind int_param(binder *b, const ast_expr *a, const bctx *ctx, bool 
         return DF_OK;
     }
     if (!ok || (!allow_negative && n < 0))
-        return bind_error(b, DF_ERR_SQL_TYPE, a->pos, "this argument must be a %sinteger constant",
+        return df__bind_error(b, DF_ERR_SQL_TYPE, a->pos, "this argument must be a %sinteger constant",
                           allow_negative ? "" : "non-negative ");
     if (is_null) *is_null = false;
     *out = n;
@@ -97,10 +97,10 @@ static df_errkind bind_bound(binder *b, const ast_frame_bound *ab, const bctx *c
     out->kind = kinds[ab->kind];
     out->offset = NULL;
     if (!ab->offset) return DF_OK;
-    df_expr *x = bind_expr(b, ab->offset, ctx);
+    df_expr *x = df__bind_expr(b, ab->offset, ctx);
     if (!x) return berr(b);
     if (x->kind != DF_EX_LITERAL || x->lit->is_null)
-        return bind_error(b, DF_ERR_SQL_TYPE, ab->pos, "a window frame offset must be a non-NULL literal");
+        return df__bind_error(b, DF_ERR_SQL_TYPE, ab->pos, "a window frame offset must be a non-NULL literal");
     if (x->type->id == DF_TYPE_UTF8) {
         /* A string offset: a count for ROWS / GROUPS, an interval or number for RANGE. */
         char text[128];
@@ -109,7 +109,7 @@ static df_errkind bind_bound(binder *b, const ast_frame_bound *ab, const bctx *c
         bool temporal = kt && (kt->id == DF_TYPE_DATE32 || kt->id == DF_TYPE_DATE64 || kt->id == DF_TYPE_TIMESTAMP);
         df_scalar v = {0};
         if (temporal) {
-            DF_TRY(bind_parse_interval(b, text, NULL, ab->pos, &v));
+            DF_TRY(df__bind_parse_interval(b, text, NULL, ab->pos, &v));
         } else {
             char *end = NULL;
             errno = 0;
@@ -120,7 +120,7 @@ static df_errkind bind_bound(binder *b, const ast_frame_bound *ab, const bctx *c
             } else {
                 double d = strtod(text, &end);
                 if (end == text || *end != '\0' || units != DF_FRAME_RANGE)
-                    return bind_error(b, DF_ERR_SQL_TYPE, ab->pos, "invalid window frame offset '%s'", text);
+                    return df__bind_error(b, DF_ERR_SQL_TYPE, ab->pos, "invalid window frame offset '%s'", text);
                 v.type = df_type_float64();
                 v.v.f64 = d;
             }
@@ -132,19 +132,19 @@ static df_errkind bind_bound(binder *b, const ast_frame_bound *ab, const bctx *c
     const df_type *t = x->type;
     if (units != DF_FRAME_RANGE) {
         if (!df_type_is_integer(t) || (df_type_is_signed_integer(t) && x->lit->v.i64 < 0))
-            return bind_error(b, DF_ERR_SQL_TYPE, ab->pos, "a ROWS / GROUPS frame offset must be a non-negative integer");
+            return df__bind_error(b, DF_ERR_SQL_TYPE, ab->pos, "a ROWS / GROUPS frame offset must be a non-negative integer");
     } else {
         if (w->norder != 1)
-            return bind_error(b, DF_ERR_SQL_TYPE, ab->pos, "a RANGE frame with an offset needs exactly one ORDER BY key");
+            return df__bind_error(b, DF_ERR_SQL_TYPE, ab->pos, "a RANGE frame with an offset needs exactly one ORDER BY key");
         const df_type *kt = w->order[0].expr->type;
         bool temporal = kt->id == DF_TYPE_DATE32 || kt->id == DF_TYPE_DATE64 || kt->id == DF_TYPE_TIMESTAMP;
         bool numeric = df_type_is_integer(kt) || df_type_is_floating(kt) || kt->id == DF_TYPE_DECIMAL128;
         if (temporal && t->id != DF_TYPE_INTERVAL_MDN && !(kt->id == DF_TYPE_DATE32 && df_type_is_integer(t)))
-            return bind_error(b, DF_ERR_SQL_TYPE, ab->pos, "a RANGE offset over dates or timestamps must be an interval");
+            return df__bind_error(b, DF_ERR_SQL_TYPE, ab->pos, "a RANGE offset over dates or timestamps must be an interval");
         if (!temporal && !numeric)
-            return bind_error(b, DF_ERR_SQL_TYPE, ab->pos, "RANGE frames with offsets need a numeric or temporal ORDER BY key");
+            return df__bind_error(b, DF_ERR_SQL_TYPE, ab->pos, "RANGE frames with offsets need a numeric or temporal ORDER BY key");
         if (numeric && !(df_type_is_integer(t) || df_type_is_floating(t) || t->id == DF_TYPE_DECIMAL128))
-            return bind_error(b, DF_ERR_SQL_TYPE, ab->pos, "a RANGE offset over numbers must be a number");
+            return df__bind_error(b, DF_ERR_SQL_TYPE, ab->pos, "a RANGE offset over numbers must be a number");
     }
     out->offset = x;
     return DF_OK;
@@ -161,11 +161,11 @@ static df_type *win_agg_type(df_agg_fn fn, const df_type *t) {
         if (df_type_is_signed_integer(t) || t->id == DF_TYPE_NULL) return df_type_int64();
         if (df_type_is_unsigned_integer(t)) return df_type_uint64();
         if (df_type_is_floating(t)) return df_type_float64();
-        if (t->id == DF_TYPE_DECIMAL128 && sqlt_decimal_ps(t, &p, &s)) return df_type_decimal(DF_MIN(p + 10, 38), s);
+        if (t->id == DF_TYPE_DECIMAL128 && df__sqlt_decimal_ps(t, &p, &s)) return df_type_decimal(DF_MIN(p + 10, 38), s);
         return NULL;
     case DF_AGG_AVG:
         if (df_type_is_integer(t) || df_type_is_floating(t) || t->id == DF_TYPE_NULL) return df_type_float64();
-        if (t->id == DF_TYPE_DECIMAL128 && sqlt_decimal_ps(t, &p, &s))
+        if (t->id == DF_TYPE_DECIMAL128 && df__sqlt_decimal_ps(t, &p, &s))
             return df_type_decimal(DF_MIN(p + 4, 38), DF_MIN(s + 4, 38));
         return NULL;
     default: return NULL;
@@ -179,46 +179,46 @@ static df_errkind bind_win_fn(binder *b, const ast_expr *e, const bctx *ctx, df_
     if (e->null_treatment == 1) {
         if (wf != DF_WIN_LAG && wf != DF_WIN_LEAD && wf != DF_WIN_FIRST_VALUE && wf != DF_WIN_LAST_VALUE &&
             wf != DF_WIN_NTH_VALUE)
-            return bind_error(b, DF_ERR_SQL_TYPE, e->pos, "IGNORE NULLS is not permitted for %s", name);
+            return df__bind_error(b, DF_ERR_SQL_TYPE, e->pos, "IGNORE NULLS is not permitted for %s", name);
         w->ignore_nulls = true;
     }
     if (e->flag || e->filter || e->norder)
-        return bind_error(b, DF_ERR_SQL_UNSUPPORTED, e->pos, "DISTINCT, FILTER and ORDER BY are not supported in window calls");
+        return df__bind_error(b, DF_ERR_SQL_UNSUPPORTED, e->pos, "DISTINCT, FILTER and ORDER BY are not supported in window calls");
     int32_t na = e->nlist;
     if (wf < 0) {
-        int agg = bind_agg_fn(&(ast_expr){.kind = AE_FUNC, .name = e->name});
+        int agg = df__bind_agg_fn(&(ast_expr){.kind = AE_FUNC, .name = e->name});
         if (agg != DF_AGG_COUNT && agg != DF_AGG_SUM && agg != DF_AGG_AVG && agg != DF_AGG_MIN && agg != DF_AGG_MAX)
-            return bind_error(b, DF_ERR_SQL_UNSUPPORTED, e->pos, "`%s` is not supported as a window function", name);
+            return df__bind_error(b, DF_ERR_SQL_UNSUPPORTED, e->pos, "`%s` is not supported as a window function", name);
         w->fn = DF_WIN_AGG;
         w->agg = agg;
         if (e->star_arg || (agg == DF_AGG_COUNT && na == 0)) {
-            if (agg != DF_AGG_COUNT) return bind_error(b, DF_ERR_SQL_SYNTAX, e->pos, "only count accepts `*`");
+            if (agg != DF_AGG_COUNT) return df__bind_error(b, DF_ERR_SQL_SYNTAX, e->pos, "only count accepts `*`");
             w->count_star = true;
             w->type = df_type_int64();
             return DF_OK;
         }
-        if (na != 1) return bind_error(b, DF_ERR_SQL_TYPE, e->pos, "%s takes exactly one argument", name);
+        if (na != 1) return df__bind_error(b, DF_ERR_SQL_TYPE, e->pos, "%s takes exactly one argument", name);
         if (agg == DF_AGG_COUNT && e->list[0]->kind == AE_STAR) {
             w->count_star = true;
             w->type = df_type_int64();
             return DF_OK;
         }
-        df_expr *x = bind_expr(b, e->list[0], ctx);
+        df_expr *x = df__bind_expr(b, e->list[0], ctx);
         if (!x) return berr(b);
         if (x->type->id == DF_TYPE_NULL && (agg == DF_AGG_SUM || agg == DF_AGG_AVG)) {
-            x = bind_coerce(b, x, agg == DF_AGG_SUM ? df_type_int64() : df_type_float64(), e->pos);
+            x = df__bind_coerce(b, x, agg == DF_AGG_SUM ? df_type_int64() : df_type_float64(), e->pos);
             if (!x) return berr(b);
         }
         df_type *rt = win_agg_type((df_agg_fn)agg, x->type);
         if (!rt) {
             df_buf tn;
             df_buf_init(&tn, 256);
-            sqlt_display(x->type, &tn, NULL);
-            df_errkind k = bind_error(b, DF_ERR_SQL_TYPE, e->pos, "%s does not accept %s", name, tn.data ? tn.data : "?");
+            df__sqlt_display(x->type, &tn, NULL);
+            df_errkind k = df__bind_error(b, DF_ERR_SQL_TYPE, e->pos, "%s does not accept %s", name, tn.data ? tn.data : "?");
             df_buf_free(&tn);
             return k;
         }
-        w->type = bind_keep(b, rt);
+        w->type = df__bind_keep(b, rt);
         w->args = df__lplan_alloc(b->plan, sizeof(df_expr *));
         if (!w->type || !w->args) return DF_OOM(b->err);
         w->args[0] = x;
@@ -229,13 +229,13 @@ static df_errkind bind_win_fn(binder *b, const ast_expr *e, const bctx *ctx, df_
     switch (w->fn) {
     case DF_WIN_ROW_NUMBER: case DF_WIN_RANK: case DF_WIN_DENSE_RANK:
     case DF_WIN_PERCENT_RANK: case DF_WIN_CUME_DIST:
-        if (na != 0) return bind_error(b, DF_ERR_SQL_TYPE, e->pos, "%s takes no arguments", name);
+        if (na != 0) return df__bind_error(b, DF_ERR_SQL_TYPE, e->pos, "%s takes no arguments", name);
         w->type = (w->fn == DF_WIN_PERCENT_RANK || w->fn == DF_WIN_CUME_DIST) ? df_type_float64() : df_type_uint64();
         return DF_OK;
     case DF_WIN_NTILE:
-        if (na != 1) return bind_error(b, DF_ERR_SQL_TYPE, e->pos, "ntile takes one argument");
+        if (na != 1) return df__bind_error(b, DF_ERR_SQL_TYPE, e->pos, "ntile takes one argument");
         DF_TRY(int_param(b, e->list[0], ctx, false, &w->param, NULL));
-        if (w->param < 1) return bind_error(b, DF_ERR_SQL_TYPE, e->pos, "ntile needs a positive number of buckets");
+        if (w->param < 1) return df__bind_error(b, DF_ERR_SQL_TYPE, e->pos, "ntile needs a positive number of buckets");
         w->type = df_type_uint64();
         return DF_OK;
     default: break;
@@ -243,8 +243,8 @@ static df_errkind bind_win_fn(binder *b, const ast_expr *e, const bctx *ctx, df_
     /* Value functions: lag/lead(x [, offset [, default]]), first/last_value(x), nth_value(x, n). */
     int32_t max_args = (w->fn == DF_WIN_LAG || w->fn == DF_WIN_LEAD) ? 3 : w->fn == DF_WIN_NTH_VALUE ? 2 : 1;
     int32_t min_args = w->fn == DF_WIN_NTH_VALUE ? 2 : 1;
-    if (na < min_args || na > max_args) return bind_error(b, DF_ERR_SQL_TYPE, e->pos, "wrong number of arguments to %s", name);
-    df_expr *x = bind_expr(b, e->list[0], ctx);
+    if (na < min_args || na > max_args) return df__bind_error(b, DF_ERR_SQL_TYPE, e->pos, "wrong number of arguments to %s", name);
+    df_expr *x = df__bind_expr(b, e->list[0], ctx);
     if (!x) return berr(b);
     w->args = df__lplan_alloc(b->plan, 2 * sizeof(df_expr *));
     if (!w->args) return DF_OOM(b->err);
@@ -255,15 +255,15 @@ static df_errkind bind_win_fn(binder *b, const ast_expr *e, const bctx *ctx, df_
         w->param = 1;
         if (na >= 2) DF_TRY(int_param(b, e->list[1], ctx, true, &w->param, NULL));
         if (na == 3) {
-            df_expr *d = bind_expr(b, e->list[2], ctx);
+            df_expr *d = df__bind_expr(b, e->list[2], ctx);
             if (!d) return berr(b);
             if (x->type->id == DF_TYPE_NULL) {
                 /* lag(NULL, 1, v): the result takes the default's type. */
                 w->type = d->type;
-                w->args[0] = bind_coerce(b, x, d->type, e->pos);
+                w->args[0] = df__bind_coerce(b, x, d->type, e->pos);
                 if (!w->args[0]) return berr(b);
             } else {
-                d = bind_coerce(b, d, x->type, e->list[2]->pos);
+                d = df__bind_coerce(b, d, x->type, e->list[2]->pos);
                 if (!d) return berr(b);
             }
             w->args[1] = d;
@@ -274,7 +274,7 @@ static df_errkind bind_win_fn(binder *b, const ast_expr *e, const bctx *ctx, df_
         DF_TRY(int_param(b, e->list[1], ctx, true, &w->param, &null));
         if (null) w->param = 0; /* nth_value(x, NULL) is NULL */
         else if (w->param == 0 || w->param == INT64_MIN)
-            return bind_error(b, DF_ERR_SQL_TYPE, e->pos, "nth_value needs n >= 1 (from the first row) or <= -1 (from the last)");
+            return df__bind_error(b, DF_ERR_SQL_TYPE, e->pos, "nth_value needs n >= 1 (from the first row) or <= -1 (from the last)");
     }
     return DF_OK;
 }
@@ -282,8 +282,8 @@ static df_errkind bind_win_fn(binder *b, const ast_expr *e, const bctx *ctx, df_
 /* Binds one window call into w. */
 static df_errkind bind_window(binder *b, const ast_expr *e, const bctx *ctx, df_window *w) {
     const ast_window *ov = e->over;
-    if (ov->name) return bind_error(b, DF_ERR_SQL_UNSUPPORTED, e->pos, "named windows are not supported");
-    if (ov->exclude) return bind_error(b, DF_ERR_SQL_UNSUPPORTED, e->pos, "EXCLUDE in window frames is not supported");
+    if (ov->name) return df__bind_error(b, DF_ERR_SQL_UNSUPPORTED, e->pos, "named windows are not supported");
+    if (ov->exclude) return df__bind_error(b, DF_ERR_SQL_UNSUPPORTED, e->pos, "EXCLUDE in window frames is not supported");
     memset(w, 0, sizeof *w);
     bctx in = *ctx;
     in.clause = "window function";
@@ -294,12 +294,12 @@ static df_errkind bind_window(binder *b, const ast_expr *e, const bctx *ctx, df_
     w->order = df__lplan_alloc(b->plan, (size_t)(w->norder + 1) * sizeof(df_sort_key));
     if (!w->part || !w->order) return DF_OOM(b->err);
     for (int32_t i = 0; i < w->npart; i++) {
-        w->part[i] = bind_expr(b, ov->partition[i], &in);
+        w->part[i] = df__bind_expr(b, ov->partition[i], &in);
         if (!w->part[i]) return berr(b);
     }
     for (int32_t i = 0; i < w->norder; i++) {
         const ast_order *o = &ov->order[i];
-        w->order[i].expr = bind_expr(b, o->expr, &in);
+        w->order[i].expr = df__bind_expr(b, o->expr, &in);
         if (!w->order[i].expr) return berr(b);
         w->order[i].desc = o->desc;
         w->order[i].nulls_first = o->nulls == 1 || (o->nulls == 0 && o->desc);
@@ -307,12 +307,12 @@ static df_errkind bind_window(binder *b, const ast_expr *e, const bctx *ctx, df_
     if (ov->has_frame) {
         w->units = (df_frame_units)ov->frame_units;
         if (w->units == DF_FRAME_GROUPS && w->norder == 0)
-            return bind_error(b, DF_ERR_SQL_TYPE, e->pos, "a GROUPS frame needs an ORDER BY");
+            return df__bind_error(b, DF_ERR_SQL_TYPE, e->pos, "a GROUPS frame needs an ORDER BY");
         DF_TRY(bind_bound(b, &ov->start, &in, w->units, w, &w->start));
         DF_TRY(bind_bound(b, &ov->end, &in, w->units, w, &w->end));
         if (w->start.kind == DF_BOUND_UNBOUNDED_FOLLOWING || w->end.kind == DF_BOUND_UNBOUNDED_PRECEDING ||
             w->start.kind > w->end.kind)
-            return bind_error(b, DF_ERR_SQL_TYPE, e->pos, "the window frame starts after it ends");
+            return df__bind_error(b, DF_ERR_SQL_TYPE, e->pos, "the window frame starts after it ends");
     } else {
         w->units = DF_FRAME_RANGE;
         w->start.kind = DF_BOUND_UNBOUNDED_PRECEDING;
@@ -359,15 +359,15 @@ static df_errkind collect(binder *b, const ast_expr *e, wlist *l) {
     return DF_OK;
 }
 
-bool ast_has_window(const ast_expr *e) {
+bool df__ast_has_window(const ast_expr *e) {
     if (!e || e->kind == AE_SUBQUERY || e->kind == AE_EXISTS) return false;
     if (is_window_call(e)) return true;
     const ast_expr *ops[5] = {e->a, e->b, e->c, e->d, e->filter};
     for (int k = 0; k < 5; k++)
-        if (ast_has_window(ops[k])) return true;
+        if (df__ast_has_window(ops[k])) return true;
     for (int32_t i = 0; i < e->nlist; i++) {
-        if (e->list && ast_has_window(e->list[i])) return true;
-        if (e->list2 && ast_has_window(e->list2[i])) return true;
+        if (e->list && df__ast_has_window(e->list[i])) return true;
+        if (e->list2 && df__ast_has_window(e->list2[i])) return true;
     }
     return false;
 }
@@ -409,14 +409,14 @@ static const char *win_display(binder *b, const df_window *w, const ast_window *
         }
     }
     if (!k) k = df_buf_append_char(&d, ')', NULL);
-    const char *r = k ? NULL : bind_strdup(b, d.data ? d.data : "");
+    const char *r = k ? NULL : df__bind_strdup(b, d.data ? d.data : "");
     df_buf_free(&d);
-    if (!r && !k) bind_oom(b);
-    if (k) bind_error(b, k, 0, "cannot display a window call");
+    if (!r && !k) df__bind_oom(b);
+    if (k) df__bind_error(b, k, 0, "cannot display a window call");
     return r;
 }
 
-df_errkind bind_windows(binder *b, ast_expr *const *exprs, int32_t n, const bctx *ctx, df_lnode **node, bool **hidden) {
+df_errkind df__bind_windows(binder *b, ast_expr *const *exprs, int32_t n, const bctx *ctx, df_lnode **node, bool **hidden) {
     wlist l = {0};
     for (int32_t i = 0; i < n; i++) DF_TRY(collect(b, exprs[i], &l));
     if (l.n == 0) return DF_OK;
@@ -449,7 +449,7 @@ df_errkind bind_windows(binder *b, ast_expr *const *exprs, int32_t n, const bctx
     return DF_OK;
 }
 
-df_expr *bind_window_column(binder *b, const ast_expr *e, const bctx *ctx) {
+df_expr *df__bind_window_column(binder *b, const ast_expr *e, const bctx *ctx) {
     bwin *w = find_win(b, e);
     const bscope *sc = ctx->scope;
     /* The column carries the very name pointer the call was given; equal text is a fallback. */
@@ -457,7 +457,7 @@ df_expr *bind_window_column(binder *b, const ast_expr *e, const bctx *ctx) {
         for (int32_t i = 0; w && sc && i < sc->ncols; i++)
             if (sc->cols[i].name == w->col || (pass == 1 && strcmp(sc->cols[i].name, w->col) == 0))
                 return df__expr_column(b->plan, i, &sc->cols[i], b->err);
-    bind_error(b, DF_ERR_SQL_UNSUPPORTED, e->pos, "window functions are not supported in %s",
+    df__bind_error(b, DF_ERR_SQL_UNSUPPORTED, e->pos, "window functions are not supported in %s",
                ctx->clause ? ctx->clause : "this position");
     return NULL;
 }

@@ -14,7 +14,7 @@ DF_TEST(lexer_tokens_and_positions) {
     const char *sql = "SELECT a1, \"Mixed\"\"Q\", 'it''s', 1.5e3, 42, x::int -- comment\n/* c /* nested */ */ <> || !=";
     sql_tokens t;
     df_error err = {0};
-    DF_ASSERT_OK(sql_lex(sql, strlen(sql), &t, &err), &err);
+    DF_ASSERT_OK(df__sql_lex(sql, strlen(sql), &t, &err), &err);
     sql_tok want[] = {TK_WORD, TK_WORD, TK_COMMA, TK_QIDENT, TK_COMMA, TK_STRING, TK_COMMA, TK_NUMBER, TK_COMMA,
                       TK_INTEGER, TK_COMMA, TK_WORD, TK_DCOLON, TK_WORD, TK_NE, TK_CONCAT, TK_NE, TK_EOF};
     DF_ASSERT_EQ_INT(t.n, (int)DF_ARRAY_LEN(want));
@@ -22,17 +22,17 @@ DF_TEST(lexer_tokens_and_positions) {
     DF_ASSERT_EQ_INT(t.toks[0].kw, KW_SELECT);
     DF_ASSERT_EQ_INT(t.toks[1].kw, KW_NONE);
     DF_ASSERT_EQ_INT(t.toks[3].start, 11);
-    sql_tokens_free(&t);
+    df__sql_tokens_free(&t);
 }
 
 DF_TEST(lexer_rejects_unterminated_input) {
     df_error err = {0};
     sql_tokens t;
-    DF_ASSERT_KIND(sql_lex("SELECT 'abc", 11, &t, &err), DF_ERR_SQL_SYNTAX);
+    DF_ASSERT_KIND(df__sql_lex("SELECT 'abc", 11, &t, &err), DF_ERR_SQL_SYNTAX);
     DF_ASSERT_EQ_INT(err.offset, 7);
-    DF_ASSERT_KIND(sql_lex("SELECT /* x", 11, &t, &err), DF_ERR_SQL_SYNTAX);
-    DF_ASSERT_KIND(sql_lex("SELECT \"\"", 9, &t, &err), DF_ERR_SQL_SYNTAX);
-    DF_ASSERT_KIND(sql_lex("SELECT 1\x01", 9, &t, &err), DF_ERR_SQL_SYNTAX);
+    DF_ASSERT_KIND(df__sql_lex("SELECT /* x", 11, &t, &err), DF_ERR_SQL_SYNTAX);
+    DF_ASSERT_KIND(df__sql_lex("SELECT \"\"", 9, &t, &err), DF_ERR_SQL_SYNTAX);
+    DF_ASSERT_KIND(df__sql_lex("SELECT 1\x01", 9, &t, &err), DF_ERR_SQL_SYNTAX);
     df_error_clear(&err);
 }
 
@@ -40,7 +40,7 @@ DF_TEST(positions_count_characters_not_bytes) {
     int32_t line, col;
     int64_t off;
     const char *s = "SELECT 'h\xC3\xA9llo',\n  bad";
-    sql_lexer_position(s, (int32_t)strlen(s), (int32_t)(strstr(s, "bad") - s), &line, &col, &off);
+    df__sql_lexer_position(s, (int32_t)strlen(s), (int32_t)(strstr(s, "bad") - s), &line, &col, &off);
     DF_ASSERT_EQ_INT(line, 2);
     DF_ASSERT_EQ_INT(col, 3);
     DF_ASSERT_EQ_INT(off, 18);
@@ -189,7 +189,7 @@ static char *types_of(df_catalog *cat, const char *sql) {
     for (int32_t i = 0; i < s->nfields; i++) {
         if (i) df_buf_append_str(&b, ", ", NULL);
         df_buf_printf(&b, NULL, "%s:", s->fields[i].name);
-        sqlt_display(s->fields[i].type, &b, NULL);
+        df__sqlt_display(s->fields[i].type, &b, NULL);
     }
     df_query_free(q);
     return df_buf_take(&b);
@@ -293,24 +293,24 @@ DF_TEST(catalog_is_case_insensitive) {
 DF_TEST(type_coercion_rules) {
     df_type *i32 = df_type_int32(), *u64 = df_type_uint64(), *i64 = df_type_int64(), *f32 = df_type_float32();
     df_type *d = df_type_decimal(10, 2);
-    df_type *r = sqlt_comparison(i32, u64);
+    df_type *r = df__sqlt_comparison(i32, u64);
     DF_ASSERT_EQ_INT(r->id, DF_TYPE_DECIMAL128);
     DF_ASSERT_EQ_INT(r->precision, 20);
     df_type_release(r);
-    r = sqlt_comparison(i64, f32);
+    r = df__sqlt_comparison(i64, f32);
     DF_ASSERT_EQ_INT(r->id, DF_TYPE_FLOAT32);
     df_type_release(r);
-    r = sqlt_comparison(d, i32);
+    r = df__sqlt_comparison(d, i32);
     DF_ASSERT_EQ_INT(r->precision, 12);
     DF_ASSERT_EQ_INT(r->scale, 2);
     df_type_release(r);
     df_type *lt, *rt, *ret;
-    DF_ASSERT(sqlt_arith(SQLT_MUL, d, d, &lt, &rt, &ret));
+    DF_ASSERT(df__sqlt_arith(SQLT_MUL, d, d, &lt, &rt, &ret));
     DF_ASSERT_EQ_INT(ret->precision, 21);
     DF_ASSERT_EQ_INT(ret->scale, 4);
     df_type_release(lt);
     df_type_release(rt);
     df_type_release(ret);
-    DF_ASSERT(!sqlt_arith(SQLT_ADD, df_type_utf8(), i32, &lt, &rt, &ret));
+    DF_ASSERT(!df__sqlt_arith(SQLT_ADD, df_type_utf8(), i32, &lt, &rt, &ret));
     df_type_release(d);
 }
