@@ -260,9 +260,13 @@ extern const uint64_t df__tds_pow10_u64[20];
 /* 10^n as a 128-bit integer for n in 0..38. */
 df_i128 df__tds_pow10(int n);
 
+/* The origin of the reader's "input ended early" errors (df__tds_rd_short), so
+ * that callers recognise them by a field the code sets, never by the message. */
+#define DF__TDS_ORIGIN_SHORT_READ "tds_short_read"
+
 /* True when `err` says the input ended early (more bytes may complete it). */
 static inline bool df__tds_truncated(const df_error *err) {
-    return err && !strncmp(err->message, "truncated TDS data", 18);
+    return err && err->kind == DF_ERR_TDS_PROTOCOL && !strcmp(err->origin, DF__TDS_ORIGIN_SHORT_READ);
 }
 
 /* ------------------------------------------------------------------------ */
