@@ -180,6 +180,14 @@ typedef enum df_diag_capture_mode {
     DF_DIAG_MODE_COUNT_
 } df_diag_capture_mode;
 
+/* Sampler backends (from 0: AUTO is the default). */
+typedef enum df_diag_backend {
+#define DF_DIAG_BACKEND_ENUM_(id, name, what) DF_DIAG_BACKEND_##id,
+    DF_DIAG_BACKENDS(DF_DIAG_BACKEND_ENUM_)
+#undef DF_DIAG_BACKEND_ENUM_
+    DF_DIAG_BACKEND_COUNT_
+} df_diag_backend;
+
 /* ------------------------------------------------------------------------ */
 /* Lookups.                                                                  */
 
@@ -248,6 +256,20 @@ DF_DIAG_NAME_LOOKUP_(df_diag_semantic_kind_name, df_diag_semantic_kind, DF_DIAG_
                      DF_DIAG_SEM_NAME_COLUMN_, DF_DIAG_SEM_COUNT_, "")
 DF_DIAG_NAME_LOOKUP_(df_diag_capture_mode_name, df_diag_capture_mode, DF_DIAG_CAPTURE_MODES, DF_DIAG_NAME_2_,
                      DF_DIAG_MODE_COUNT_, "")
+
+/* Backend name: "auto", "perf_event", "thread_cpu_timer"; "" out of range. */
+static inline const char *df_diag_backend_name(df_diag_backend backend) {
+#define DF_DIAG_BACKEND_NAME_COLUMN_(id, name, what) name,
+    static const char *const names[] = {DF_DIAG_BACKENDS(DF_DIAG_BACKEND_NAME_COLUMN_)};
+#undef DF_DIAG_BACKEND_NAME_COLUMN_
+    return (unsigned)backend < DF_DIAG_BACKEND_COUNT_ ? names[backend] : "";
+}
+/* The backend named exactly `s` into *out; false if none is. */
+static inline bool df_diag_backend_from_name(const char *s, df_diag_backend *out) {
+    for (unsigned i = 0; s && i < DF_DIAG_BACKEND_COUNT_; i++)
+        if (strcmp(df_diag_backend_name((df_diag_backend)i), s) == 0) return *out = (df_diag_backend)i, true;
+    return false;
+}
 
 /* One stage's row of DF_DIAG_STAGES. */
 typedef struct df_diag_stage_info {

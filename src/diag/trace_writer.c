@@ -980,7 +980,7 @@ static void write_sampler_info(df__diag_writer *w, const df_diag_capture_stats *
     if (!track) return;
     size_t at =
         event_begin(w, clock_ns(CLOCK_MONOTONIC), track, 3, CAT_PROFILE, df_diag_title_name(DF_DIAG_TITLE_SAMPLER));
-    ann_str(w, WARG(SAMPLER_BACKEND), st->requested_hz ? df_diag_backend_name(st->backend) : "none");
+    ann_str(w, WARG(SAMPLER_BACKEND), st->requested_hz ? df_diag_backend_name(st->backend) : DF_DIAG_NO_BACKEND_NAME);
     ann_str(w, WARG(SAMPLER_REASON), st->backend_reason);
     ann_uint(w, WARG(REQUESTED_HZ), st->requested_hz);
     ann_uint(w, WARG(EFFECTIVE_MILLIHERTZ), (uint64_t)(st->effective_hz * 1000.0));
