@@ -125,10 +125,10 @@ df_errkind df__wrun_quote2(const char *schema, const char *table, char **out, df
 /* Connect and prepare                                                       */
 
 df_errkind df__wrun_connect_step(df_wrun *r, df_error *err) {
-    df__wrun_progress_phase(r, "Connecting to SQL Server");
+    df__stage_run_label(&r->stages, "Connecting to SQL Server");
     df_diag_span sp = df__wrun_step_begin(r, WSTEP_CONNECT);
     df_errkind k = df_mssql_connect_string(r->conn_str, &r->conn, err);
-    df__wrun_step_end(sp, k);
+    df__stage_end(sp, k);
     if (k == DF_OK) return DF_OK;
     char cause[DF_ERROR_MESSAGE_SIZE];
     df__session_escape_into(cause, sizeof cause, err ? err->message : "");
@@ -140,7 +140,7 @@ df_errkind df__wrun_connect_step(df_wrun *r, df_error *err) {
         df_error_set(err, k, "TCP connection to SQL Server failed: %s", cause);
     else if (strncmp(cause, "SQL Server client setup failed", 30) != 0)
         df_error_set(err, k, "SQL Server client setup failed: %s", cause);
-    return df__wrun_fail(r, WSTEP_CONNECT, k, err);
+    return df__stage_run_fail(&r->stages, WSTEP_CONNECT, k, err);
 }
 
 static df_errkind prepare_append(df_wrun *r, df_error *err) {
@@ -156,7 +156,7 @@ static df_errkind prepare_append(df_wrun *r, df_error *err) {
     df_error tmp;
     memset(&tmp, 0, sizeof tmp);
     df_errkind k = df__wrun_count_rows(r, r->plan.quoted_target, &r->before, &tmp);
-    df__wrun_step_end(sp, k);
+    df__stage_end(sp, k);
     if (k == DF_OK) return DF_OK;
     r->before = -1;
     if (k != DF_ERR_MSSQL_SERVER_ERROR) { /* the connection failed, not the permission */
@@ -206,11 +206,11 @@ static df_errkind prepare_staged(df_wrun *r, df_error *err) {
 }
 
 df_errkind df__wrun_prepare_step(df_wrun *r, df_error *err) {
-    df__wrun_progress_phase(r, "Preparing target table");
+    df__stage_run_label(&r->stages, "Preparing target table");
     df_diag_span sp = df__wrun_step_begin(r, WSTEP_PREPARE);
     df_errkind k = r->spec->mode == DF_LOAD_APPEND_EXISTING ? prepare_append(r, err) : prepare_staged(r, err);
-    df__wrun_step_end(sp, k);
-    return k == DF_OK ? DF_OK : df__wrun_fail(r, WSTEP_PREPARE, k, err);
+    df__stage_end(sp, k);
+    return k == DF_OK ? DF_OK : df__stage_run_fail(&r->stages, WSTEP_PREPARE, k, err);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -376,6 +376,6 @@ df_errkind df__wrun_init_step(df_wrun *r, df_error *err) {
         k = df__wpool_start(r->conn, b0, r->conn_str, DF_MIN(n, 16), table, r->bulk_cols, r->plan.ncols, &bo,
                             &r->pool, err);
     }
-    df__wrun_step_end(sp, k);
-    return k == DF_OK ? DF_OK : df__wrun_fail(r, WSTEP_INIT, k, err);
+    df__stage_end(sp, k);
+    return k == DF_OK ? DF_OK : df__stage_run_fail(&r->stages, WSTEP_INIT, k, err);
 }

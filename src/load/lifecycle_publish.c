@@ -53,8 +53,8 @@ df_errkind df__wrun_finalize_step(df_wrun *r, df_error *err) {
             const char *code = df__wrun_conversion_code(msg);
             snprintf(r->diagnostics_code, sizeof r->diagnostics_code, "%s", code);
             df_error_set(err, DF_ERR_MSSQL_WRITE_PHASE, "arrow-sql-server write_batch failed: %s (%s)", msg, code);
-            df__wrun_step_end(sp, k);
-            return df__wrun_fail(r, WSTEP_WRITE, k, err);
+            df__stage_end(sp, k);
+            return df__stage_run_fail(&r->stages, WSTEP_WRITE, k, err);
         }
     } else {
         df_mssql_bulk *b = r->bulk;
@@ -65,8 +65,8 @@ df_errkind df__wrun_finalize_step(df_wrun *r, df_error *err) {
         k = df_error_set(err, DF_ERR_MSSQL_WRITE_PHASE, "SQL Server reported %lld rows for a load of %lld rows",
                          (long long)server_rows, (long long)r->rows);
     if (k == DF_OK) k = narrow_observed(r, err);
-    df__wrun_step_end(sp, k);
-    return k == DF_OK ? DF_OK : df__wrun_fail(r, WSTEP_FINALIZE, k, err);
+    df__stage_end(sp, k);
+    return k == DF_OK ? DF_OK : df__stage_run_fail(&r->stages, WSTEP_FINALIZE, k, err);
 }
 
 /* Target validation (core-spec 3.7); the counts run inside the load's isolation (staging or transaction). */
@@ -77,10 +77,10 @@ df_errkind df__wrun_validation_step(df_wrun *r, df_error *err) {
         r->val_reason = "validation_disabled";
         if (!replace) return DF_OK;
         df_diag_span sp = df__wrun_step_begin(r, WSTEP_VALIDATION);
-        df__wrun_step_end(sp, DF_ERR_MSSQL_WRITE_PHASE);
+        df__stage_end(sp, DF_ERR_MSSQL_WRITE_PHASE);
         return df__wrun_fail_msg(r, WSTEP_VALIDATION, err, "replace target swap requires target validation");
     }
-    df__wrun_progress_phase(r, "Validating write");
+    df__stage_run_label(&r->stages, "Validating write");
     df_diag_span sp = df__wrun_step_begin(r, WSTEP_VALIDATION);
     bool append = r->spec->mode == DF_LOAD_APPEND_EXISTING;
     df_error tmp;
@@ -100,26 +100,26 @@ df_errkind df__wrun_validation_step(df_wrun *r, df_error *err) {
             r->val_kind = "unavailable";
             r->val_reason = "permission_unavailable";
             df_error_clear(&tmp);
-            df__wrun_step_end(sp, DF_OK);
+            df__stage_end(sp, DF_OK);
             return DF_OK;
         }
         r->val_kind = must ? "required_but_failed" : "unavailable";
         r->val_reason = "permission_unavailable";
         df_error_move(err, &tmp);
-        df__wrun_step_end(sp, k);
-        return df__wrun_fail(r, WSTEP_VALIDATION, k, err);
+        df__stage_end(sp, k);
+        return df__stage_run_fail(&r->stages, WSTEP_VALIDATION, k, err);
     }
     int64_t delta = append ? r->after - r->before : r->after;
     if (delta != r->rows) {
         r->val_kind = "failed";
         r->val_reason = NULL;
-        df__wrun_step_end(sp, DF_ERR_MSSQL_WRITE_PHASE);
+        df__stage_end(sp, DF_ERR_MSSQL_WRITE_PHASE);
         return df__wrun_fail_msg(r, WSTEP_VALIDATION, err, append ? "target row-count delta did not match exact output rows"
                                                      : "target row count did not match exact output rows");
     }
     r->val_kind = "passed";
     r->val_reason = NULL;
-    df__wrun_step_end(sp, DF_OK);
+    df__stage_end(sp, DF_OK);
     return DF_OK;
 }
 
@@ -255,7 +255,7 @@ static df_errkind commit(df_wrun *r, df_error *err) {
 }
 
 df_errkind df__wrun_swap_step(df_wrun *r, df_error *err) {
-    if (r->spec->mode == DF_LOAD_REPLACE) df__wrun_progress_phase(r, "Swapping target table");
+    if (r->spec->mode == DF_LOAD_REPLACE) df__stage_run_label(&r->stages, "Swapping target table");
     df_diag_span sp = df__wrun_step_begin(r, WSTEP_SWAP);
     df_errkind k = DF_OK;
     if (r->spec->mode != DF_LOAD_APPEND_EXISTING) {
@@ -264,8 +264,8 @@ df_errkind df__wrun_swap_step(df_wrun *r, df_error *err) {
         if (k == DF_OK) k = swap_body(r, err);
     }
     if (k == DF_OK) k = commit(r, err);
-    df__wrun_step_end(sp, k);
-    if (k != DF_OK) return df__wrun_fail(r, WSTEP_SWAP, k, err);
+    df__stage_end(sp, k);
+    if (k != DF_OK) return df__stage_run_fail(&r->stages, WSTEP_SWAP, k, err);
     if (r->staging_created && r->strategy && !strcmp(r->strategy, "in_place")) {
         /* The rows were copied into the target; the staging table goes.  A failure here leaves only it. */
         df_buf b;
@@ -305,9 +305,9 @@ static df_errkind cleanup_conn(df_wrun *r, df_error *err) {
 void df__wrun_cleanup_step(df_wrun *r) {
     bool append = r->spec->mode == DF_LOAD_APPEND_EXISTING;
     bool need = r->txn_open || r->staging_created || r->bulk != NULL;
-    if (append && !r->txn_open && !r->commit_unknown && r->failed_step <= WSTEP_PREPARE) {
+    if (append && !r->txn_open && !r->commit_unknown && r->stages.failed <= WSTEP_PREPARE) {
         r->cleanup = "not_applicable";
-        if (r->failed_step == WSTEP_PREPARE && r->conn && df_mssql_in_transaction(r->conn)) need = true;
+        if (r->stages.failed == WSTEP_PREPARE && r->conn && df_mssql_in_transaction(r->conn)) need = true;
         else return;
     }
     if (r->commit_unknown) {
@@ -319,10 +319,10 @@ void df__wrun_cleanup_step(df_wrun *r) {
     }
     if (!need) {
         r->cleanup = append ? "not_applicable" : "not_attempted";
-        if (append && r->failed_step > WSTEP_PREPARE) r->cleanup = "succeeded"; /* the server rolled it back */
+        if (append && r->stages.failed > WSTEP_PREPARE) r->cleanup = "succeeded"; /* the server rolled it back */
         return;
     }
-    df__wrun_progress_phase(r, "Cleaning up");
+    df__stage_run_label(&r->stages, "Cleaning up");
     df_diag_span sp = df__wrun_step_begin(r, WSTEP_CLEANUP);
     df_error e2;
     memset(&e2, 0, sizeof e2);
@@ -340,7 +340,7 @@ void df__wrun_cleanup_step(df_wrun *r) {
         df_buf_free(&b);
         if (k == DF_OK) r->staging_created = false;
     }
-    df__wrun_step_end(sp, k);
+    df__stage_end(sp, k);
     if (k == DF_OK) {
         r->cleanup = "succeeded";
     } else {

@@ -14,10 +14,10 @@
 df_errkind df__wrun_plan_steps(df_wrun *r, df_error *err) {
     df_diag_span sp = df__wrun_step_begin(r, WSTEP_SCHEMA);
     r->schema = df_query_schema(r->query);
-    df__wrun_step_end(sp, DF_OK);
+    df__stage_end(sp, DF_OK);
     sp = df__wrun_step_begin(r, WSTEP_TARGET);
     df_errkind k = df__write_plan_output(r->spec, r->schema, &r->plan, err);
-    df__wrun_step_end(sp, k);
+    df__stage_end(sp, k);
     if (k != DF_OK) return k;
     r->observed = df_calloc((size_t)DF_MAX(r->plan.ncols, 1), sizeof *r->observed);
     return r->observed ? DF_OK : DF_OOM(err);
@@ -25,7 +25,7 @@ df_errkind df__wrun_plan_steps(df_wrun *r, df_error *err) {
 
 df_errkind df__wrun_stream_steps(df_wrun *r, df_error *err) {
     df_diag_span sp = df__wrun_step_begin(r, WSTEP_DATAFRAME);
-    df__wrun_step_end(sp, DF_OK); /* the query was planned with the table (or replanned against caches) */
+    df__stage_end(sp, DF_OK); /* the query was planned with the table (or replanned against caches) */
     sp = df__wrun_step_begin(r, WSTEP_PHYSICAL);
     df_exec_options eo;
     df__session_exec_options(r->s, &eo);
@@ -38,14 +38,16 @@ df_errkind df__wrun_stream_steps(df_wrun *r, df_error *err) {
     df_diag_span planning = df_diag_query_planning_begin(dq);
     if (k == DF_OK) k = df_query_execute(r->query, &eo, &r->stream, err);
     df_diag_span_end(planning, k == DF_OK ? DF_DIAG_RESULT_OK : DF_DIAG_RESULT_ERROR);
-    df__wrun_step_end(sp, k);
-    if (k != DF_OK) return df__wrun_fail(r, WSTEP_PHYSICAL, k, err);
+    df__stage_end(sp, k);
+    if (k != DF_OK) return df__stage_run_fail(&r->stages, WSTEP_PHYSICAL, k, err);
+    /* Execution starts with the query stream's setup. */
+    df__stage_run_phase(&r->stages, DF_DIAG_PHASE_EXECUTION, DF_OK);
     sp = df__wrun_step_begin(r, WSTEP_STREAM);
     if (!df_schema_equals(r->stream->schema, r->schema))
         k = df_error_set(err, DF_ERR_DEPENDENCY_COMPATIBILITY, "the stream schema differs from the planned schema");
     if (k == DF_OK && r->opts->execution_profile) r->profile = df_exec_stream_profile(r->stream);
-    df__wrun_step_end(sp, k);
-    return k == DF_OK ? DF_OK : df__wrun_fail(r, WSTEP_STREAM, k, err);
+    df__stage_end(sp, k);
+    return k == DF_OK ? DF_OK : df__stage_run_fail(&r->stages, WSTEP_STREAM, k, err);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -106,14 +108,14 @@ static df_errkind write_one(df_wrun *r, df_batch *b, df_error *err) {
                          "planned output schema", r->spec->name);
         snprintf(r->diagnostics_code, sizeof r->diagnostics_code, "schema_mismatch");
     }
-    df__wrun_step_end(sp, k);
-    if (k != DF_OK) return df__wrun_fail(r, WSTEP_VALIDATE_BATCH, k, err);
+    df__stage_end(sp, k);
+    if (k != DF_OK) return df__stage_run_fail(&r->stages, WSTEP_VALIDATE_BATCH, k, err);
     observe_batch(r, b);
     sp = df__wrun_step_begin(r, WSTEP_WRITE);
     uint64_t before = r->pool ? 0 : df_mssql_bulk_bytes(r->bulk);
     /* With a pool, write_batch times the hand-over (which waits while every connection is busy). */
     k = r->pool ? df__wpool_push(r->pool, b, err) : df_mssql_bulk_write(r->bulk, b, err);
-    df__wrun_step_end(sp, k);
+    df__stage_end(sp, k);
     if (k != DF_OK) {
         if (k == DF_ERR_VALUE_CONVERSION && err) {
             char msg[DF_ERROR_MESSAGE_SIZE];
@@ -122,7 +124,7 @@ static df_errkind write_one(df_wrun *r, df_batch *b, df_error *err) {
             snprintf(r->diagnostics_code, sizeof r->diagnostics_code, "%s", code);
             df_error_set(err, DF_ERR_MSSQL_WRITE_PHASE, "arrow-sql-server write_batch failed: %s (%s)", msg, code);
         }
-        return df__wrun_fail(r, WSTEP_WRITE, k, err);
+        return df__stage_run_fail(&r->stages, WSTEP_WRITE, k, err);
     }
     r->rows += b->nrows;
     r->batches++;
@@ -136,15 +138,15 @@ df_errkind df__wrun_stream_loop(df_wrun *r, bool drain_only, df_error *err) {
     for (;;) {
         if (r->opts->cancel && atomic_load(r->opts->cancel)) {
             df_error_set(err, DF_ERR_CANCELLED, "the write was cancelled");
-            return df__wrun_fail(r, WSTEP_POLL, DF_ERR_CANCELLED, err);
+            return df__stage_run_fail(&r->stages, WSTEP_POLL, DF_ERR_CANCELLED, err);
         }
         df_batch *b = NULL;
         df_diag_span sp = df__wrun_step_begin(r, WSTEP_POLL);
         df_errkind k = df_batch_stream_next(r->stream, &b, err);
-        df__wrun_step_end(sp, k);
+        df__stage_end(sp, k);
         if (k != DF_OK) {
             r->stream_error = true;
-            return df__wrun_fail(r, WSTEP_POLL, k, err);
+            return df__stage_run_fail(&r->stages, WSTEP_POLL, k, err);
         }
         if (!b) {
             r->stream_done = true;
@@ -155,13 +157,13 @@ df_errkind df__wrun_stream_loop(df_wrun *r, bool drain_only, df_error *err) {
             k = df_schema_equals(b->schema, r->schema) ? DF_OK
                                                          : df_error_set(err, DF_ERR_MSSQL_BATCH_SCHEMA_VALIDATION,
                                                                         "the batch schema differs from the plan");
-            df__wrun_step_end(v, k);
+            df__stage_end(v, k);
             if (k == DF_OK) {
                 r->rows += b->nrows;
                 r->batches++;
                 df__write_progress(r->opts, DF_PROGRESS_ROWS, NULL, r->ctx, r->spec->name, r->rows, r->batches, 0);
             } else {
-                df__wrun_fail(r, WSTEP_VALIDATE_BATCH, k, err);
+                df__stage_run_fail(&r->stages, WSTEP_VALIDATE_BATCH, k, err);
             }
         } else {
             k = write_one(r, b, err);

@@ -56,28 +56,13 @@ const df_wstep_info df__wrun_steps[WSTEP_COUNT_] = {
     {DF_DIAG_STAGE_CLEAN_UP_PREPARED_TARGET, "cleanup", "cleanup"},
 };
 
-
 bool df__wrun_step_active(const df_wrun *r, int step) {
     df_diag_timing t = df_diag_operation_stage_timing(r->ctx->op, df__wrun_steps[step].stage, r->ctx->owner);
     return t.state != DF_DIAG_TIMING_NOT_STARTED;
 }
 
 df_diag_span df__wrun_step_begin(const df_wrun *r, int step) {
-    return df_diag_stage_begin(r->ctx->op, df__wrun_steps[step].stage, r->ctx->owner);
-}
-
-void df__wrun_step_end(df_diag_span span, df_errkind k) {
-    df_diag_span_end(span, k == DF_OK ? DF_DIAG_RESULT_OK : DF_DIAG_RESULT_ERROR);
-}
-
-/* Records the failure of `step` with the underlying error in *err. */
-df_errkind df__wrun_fail(df_wrun *r, int step, df_errkind k, df_error *err) {
-    if (r->failed_step < 0) {
-        r->failed_step = step;
-        r->cause_kind = k;
-        df__session_escape_into(r->cause, sizeof r->cause, err ? err->message : df_errkind_name(k));
-    }
-    return k;
+    return df__stage_begin(&r->stages, df__wrun_steps[step].stage, NULL);
 }
 
 df_errkind df__wrun_fail_msg(df_wrun *r, int step, df_error *err, const char *fmt, ...) {
@@ -87,10 +72,12 @@ df_errkind df__wrun_fail_msg(df_wrun *r, int step, df_error *err, const char *fm
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     df_error_set(err, DF_ERR_MSSQL_WRITE_PHASE, "%s", msg);
-    return df__wrun_fail(r, step, DF_ERR_MSSQL_WRITE_PHASE, err);
+    return df__stage_run_fail(&r->stages, step, DF_ERR_MSSQL_WRITE_PHASE, err);
 }
 
-void df__wrun_progress_phase(const df_wrun *r, const char *label) {
+/* The stage runner's progress labels, with the run's counts so far. */
+static void progress_label(const void *user, const char *label) {
+    const df_wrun *r = user;
     df__write_progress(r->opts, DF_PROGRESS_PHASE, label, r->ctx, r->spec->name, r->rows, r->batches, r->bytes);
 }
 
@@ -119,7 +106,7 @@ static void run_free(df_wrun *r) {
 
 /* The lifecycle after planning; returns the first failure. */
 static df_errkind run_lifecycle(df_wrun *r, df_error *err) {
-    df__wrun_progress_phase(r, "Preparing data stream");
+    df__stage_run_label(&r->stages, "Preparing data stream");
     DF_TRY(df__wrun_stream_steps(r, err));
     bool bench = r->ctx->stream_benchmark;
     if (!bench) {
@@ -127,7 +114,7 @@ static df_errkind run_lifecycle(df_wrun *r, df_error *err) {
         DF_TRY(df__wrun_prepare_step(r, err));
         DF_TRY(df__wrun_init_step(r, err));
     }
-    df__wrun_progress_phase(r, bench ? "Preparing data stream" : "Writing to SQL Server");
+    df__stage_run_label(&r->stages, bench ? "Preparing data stream" : "Writing to SQL Server");
     df_diag_span sw = df_diag_stage_begin(r->ctx->op, DF_DIAG_STAGE_STREAM_AND_WRITE_BATCHES, r->ctx->owner);
     if (r->pool) df__wpool_enter(r->pool); /* the bulk-load threads work for this stage now */
     uint64_t t0 = df_now_ns();
@@ -155,10 +142,10 @@ static void log_output(const df_wrun *r, const char *event, df_log_level level) 
     df_json_kv_string(&w, "output_name", r->spec->name);
     df_json_kv_string(&w, "target_schema", r->spec->schema);
     df_json_kv_string(&w, "target_table", r->spec->target);
-    if (r->failed_step >= 0) {
+    if (r->stages.failed >= 0) {
         df_json_kv_string(&w, "error_category", "delta_funnel_error");
-        df_json_kv_string(&w, "error_summary", r->cause);
-        df_json_kv_string(&w, "failed_phase", df__wrun_steps[r->failed_step].phase);
+        df_json_kv_string(&w, "error_summary", r->stages.cause);
+        df_json_kv_string(&w, "failed_phase", df__wrun_steps[r->stages.failed].phase);
     } else if (!strcmp(event, "output.completed")) {
         df_json_kv_int(&w, "rows_written", r->rows);
         df_json_kv_int(&w, "batches_written", r->batches);
@@ -174,16 +161,16 @@ static void failure_error(df_wrun *r, const df_wtimings *ts, df_write_result *re
     char out[160];
     df__session_escape_into(out, sizeof out, r->spec->name);
     char phase_display[48];
-    snprintf(phase_display, sizeof phase_display, "%s", df__wrun_steps[r->failed_step].phase);
+    snprintf(phase_display, sizeof phase_display, "%s", df__wrun_steps[r->stages.failed].phase);
     for (char *p = phase_display; *p; p++)
         if (*p == '_') *p = ' ';
-    df_errkind kind = r->cause_kind == DF_ERR_MSSQL_BATCH_SCHEMA_VALIDATION ? DF_ERR_MSSQL_BATCH_SCHEMA_VALIDATION
+    df_errkind kind = r->stages.failed_kind == DF_ERR_MSSQL_BATCH_SCHEMA_VALIDATION ? DF_ERR_MSSQL_BATCH_SCHEMA_VALIDATION
                                                                            : DF_ERR_MSSQL_WRITE_PHASE;
     char msg[DF_ERROR_MESSAGE_SIZE + 512];
     if (kind == DF_ERR_MSSQL_BATCH_SCHEMA_VALIDATION)
-        snprintf(msg, sizeof msg, "%s", r->cause);
+        snprintf(msg, sizeof msg, "%s", r->stages.cause);
     else
-        snprintf(msg, sizeof msg, "MSSQL write error for output `%s` during %s: %s", out, phase_display, r->cause);
+        snprintf(msg, sizeof msg, "MSSQL write error for output `%s` during %s: %s", out, phase_display, r->stages.cause);
     if (r->cleanup_error[0]) {
         size_t used = strlen(msg);
         snprintf(msg + used, sizeof msg - used, "; cleanup failed: %s", r->cleanup_error);
@@ -199,8 +186,8 @@ static void failure_error(df_wrun *r, const df_wtimings *ts, df_write_result *re
     df_buf_free(&ctx);
     res->summary = df_strdup(msg);
     df_error_set(err, kind, "%s", msg);
-    df_error_set_phase(err, df__wrun_steps[r->failed_step].phase);
-    df_error_set_origin(err, df_errkind_name(r->cause_kind));
+    df_error_set_phase(err, df__wrun_steps[r->stages.failed].phase);
+    df_error_set_origin(err, df_errkind_name(r->stages.failed_kind));
     if (res->context) df_error_set_context(err, res->context);
 }
 
@@ -231,7 +218,9 @@ df_errkind df__write_run(const df_output_spec *spec, const df_write_options *opt
     r.s = spec->table->session;
     r.e = spec->table->entry;
     r.query = ctx->query ? ctx->query : r.e->query;
-    r.failed_step = -1;
+    /* A single write's phases are its own; inside write_all they are write_all's. */
+    df__stage_run_init(&r.stages, ctx->op, ctx->owner, !ctx->in_write_all);
+    df__stage_run_set_progress(&r.stages, progress_label, &r);
     r.before = r.after = -1;
     r.conn_str = spec->connection_string ? spec->connection_string : r.s->opts->default_connection_string;
     r.conn_source = spec->connection_string ? "target_override" : "context_default";
@@ -239,9 +228,11 @@ df_errkind df__write_run(const df_output_spec *spec, const df_write_options *opt
     r.val_kind = "skipped";
     r.val_reason = "not_executed";
     r.cleanup = spec->mode == DF_LOAD_APPEND_EXISTING || ctx->stream_benchmark ? "not_applicable" : "not_attempted";
-    df__wrun_progress_phase(&r, "Planning output");
+    df__stage_run_phase(&r.stages, DF_DIAG_PHASE_PLANNING, DF_OK);
+    df__stage_run_label(&r.stages, "Planning output");
     df_errkind k = df__wrun_plan_steps(&r, err);
     if (k != DF_OK) {
+        df__stage_run_end(&r.stages, k);
         run_free(&r);
         return k; /* planning errors are raised as they are */
     }
@@ -254,17 +245,20 @@ df_errkind df__write_run(const df_output_spec *spec, const df_write_options *opt
     bool failed = k != DF_OK;
     df_wtimings ts;
     if (failed) {
-        if (k == DF_ERR_OUT_OF_MEMORY && r.failed_step < 0) {
+        if (k == DF_ERR_OUT_OF_MEMORY && r.stages.failed < 0) {
+            df__stage_run_end(&r.stages, k);
             run_free(&r);
             return k;
         }
-        if (r.failed_step < 0) df__wrun_fail(&r, WSTEP_POLL, k, err);
+        if (r.stages.failed < 0) df__stage_run_fail(&r.stages, WSTEP_POLL, k, err);
         if (!strcmp(r.val_kind, "skipped")) r.val_reason = "not_executed";
         if (!ctx->stream_benchmark) df__wrun_cleanup_step(&r);
+        df__stage_run_phase(&r.stages, DF_DIAG_PHASE_FINALIZATION, k);
         df__wrun_collect_timings(&r, &ts, true, false);
         failure_error(&r, &ts, res, err);
         log_output(&r, "output.failed", DF_LOG_ERROR);
     } else {
+        df__stage_run_phase(&r.stages, DF_DIAG_PHASE_FINALIZATION, DF_OK);
         df__wrun_collect_timings(&r, &ts, false, false);
         df_buf b;
         df_buf_init(&b, 0);
@@ -275,6 +269,7 @@ df_errkind df__write_run(const df_output_spec *spec, const df_write_options *opt
     }
     res->timings = ts;
     fill_result(&r, failed, res);
+    df__stage_run_end(&r.stages, failed ? DF_OK : k);
     run_free(&r);
     return k == DF_OK || failed ? DF_OK : k;
 }
@@ -330,10 +325,8 @@ df_errkind df_output_write(const df_output_spec *spec, const df_write_options *o
     df_write_result res;
     df_error tmp;
     memset(&tmp, 0, sizeof tmp);
-    df_diag_span ph = df_diag_phase_begin(ctx.op, DF_DIAG_PHASE_EXECUTION);
     k = df__write_run(spec, &opts, &ctx, &res, &tmp);
     bool ok = k == DF_OK && res.ok;
-    df_diag_span_end(ph, ok ? DF_DIAG_RESULT_OK : DF_DIAG_RESULT_ERROR);
     df_diag_operation_end(ctx.op, ok ? DF_DIAG_RESULT_OK : DF_DIAG_RESULT_ERROR);
     df__write_progress(&opts, DF_PROGRESS_FINISHED, ok ? "Completed" : "Failed", NULL, NULL, 0, 0, 0);
     if (ok) {

@@ -427,12 +427,12 @@ void df__wrun_collect_timings(const df_wrun *r, df_wtimings *ts, bool failed, bo
             int64_t setup = 0;
             for (int s = WSTEP_DATAFRAME; s <= WSTEP_STREAM; s++)
                 setup += (int64_t)df_diag_operation_stage_timing(op, df__wrun_steps[s].stage, owner).elapsed_ns;
-            bool setup_failed = r->failed_step >= WSTEP_DATAFRAME && r->failed_step <= WSTEP_STREAM;
+            bool setup_failed = r->stages.failed >= WSTEP_DATAFRAME && r->stages.failed <= WSTEP_STREAM;
             df__wtimings_add(ts, "output_stream_setup", setup_failed ? "failed" : "completed", NULL, setup / 1000);
             if (bench)
                 df__wtimings_add(ts, "sql_write", "not_started", "not_executed", -1);
             else if (!setup_failed)
-                df__wtimings_add(ts, "sql_write", r->failed_step >= WSTEP_CONNECT ? "failed" : "completed", NULL,
+                df__wtimings_add(ts, "sql_write", r->stages.failed >= WSTEP_CONNECT ? "failed" : "completed", NULL,
                                  (int64_t)(r->write_ns / 1000));
             if (failed && !bench) df__wtimings_add(ts, "validation", "not_started", "failure_before_validation", -1);
         }
@@ -574,7 +574,7 @@ df_errkind df__wrun_build_context(df_wrun *r, const df_wtimings *report_ts, cons
         df_json_object_begin(&w);
         df_json_kv_string(&w, "code", r->diagnostics_code);
         df_json_kv_null(&w, "field");
-        df_json_kv_string(&w, "message", r->cause);
+        df_json_kv_string(&w, "message", r->stages.cause);
         df_json_kv_null(&w, "row");
         df_json_kv_string(&w, "severity", "error");
         df_json_object_end(&w);
@@ -585,7 +585,7 @@ df_errkind df__wrun_build_context(df_wrun *r, const df_wtimings *report_ts, cons
     df_json_key(&w, "output_row_count");
     df__json_count(&w, "partial", r->rows, true, NULL, false);
     df_json_kv_bool(&w, "partial_write_possible", r->partial);
-    df_json_kv_string(&w, "phase", df__wrun_steps[r->failed_step].phase);
+    df_json_kv_string(&w, "phase", df__wrun_steps[r->stages.failed].phase);
     df_json_key(&w, "phase_timings");
     df__json_timings(&w, ts);
     df_json_kv_raw(&w, "report", report);

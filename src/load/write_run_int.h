@@ -58,9 +58,7 @@ typedef struct df_wrun {
     int64_t before, after;           /* target counts, -1 = unavailable */
     const char *val_kind, *val_reason; /* validation_status */
     /* failure */
-    int failed_step;                 /* -1 none */
-    df_errkind cause_kind;           /* kind of the underlying error */
-    char cause[DF_ERROR_MESSAGE_SIZE]; /* escaped underlying message */
+    df_stage_run stages;             /* step spans, phases, the failed step and its cause */
     char diagnostics_code[48];       /* diagnostic code for value conversion failures, "" none */
     const char *cleanup;             /* cleanup status */
     char cleanup_error[300];         /* "" none */
@@ -69,13 +67,10 @@ typedef struct df_wrun {
 } df_wrun;
 
 /* write.c: the run's helpers */
-df_errkind df__wrun_fail(df_wrun *r, int step, df_errkind k, df_error *err);
-void df__wrun_progress_phase(const df_wrun *r, const char *label);
 df_errkind df__wrun_fail_msg(df_wrun *r, int step, df_error *err, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 df_diag_span df__wrun_step_begin(const df_wrun *r, int step);
 bool df__wrun_step_active(const df_wrun *r, int step);
-void df__wrun_step_end(df_diag_span span, df_errkind k);
 
 /* lifecycle_prepare.c: SQL helpers, connect, prepare, writer initialisation */
 int32_t df__wrun_compare_columns(const df_write_plan *p, const df_mssql_column *cols, int32_t n, char *why, size_t size);
