@@ -813,8 +813,8 @@ static df_errkind build_steps(df__build *b, df_error *err) {
     fold_inclusive(b);
     DF_TRY(emit_semantics(b, err));
     DF_TRY(df__build_lanes(b, err));
-    uint32_t unit = df__report_intern(&b->p->strings, "nanoseconds", 11);
-    uint32_t samples = df__report_intern(&b->p->strings, "samples", 7);
+    uint32_t unit = df__report_intern(&b->p->strings, DF_REPORT_TIME_UNIT, strlen(DF_REPORT_TIME_UNIT));
+    uint32_t samples = df__report_intern(&b->p->strings, DF_REPORT_SAMPLE_UNIT, strlen(DF_REPORT_SAMPLE_UNIT));
     if (!unit || !samples) return oom(err);
     b->p->meta.exact_time_unit = unit;
     b->p->meta.sample_unit = samples;

@@ -166,8 +166,8 @@ static df_errkind check_metadata(const df_report_profile *p, df_error *err) {
         return invalid(err, "unsupported ranked schema version %u", m->schema_version);
     if (m->sample_frequency_hz == 0 && m->eligible_sample_count > 0)
         return invalid(err, "profile sample frequency must be greater than zero");
-    if (!str_is(p, m->exact_time_unit, "nanoseconds")) return invalid(err, "profile exact time unit must be nanoseconds");
-    if (!str_is(p, m->sample_unit, "samples")) return invalid(err, "profile sample unit must be samples");
+    if (!str_is(p, m->exact_time_unit, DF_REPORT_TIME_UNIT)) return invalid(err, "profile exact time unit must be nanoseconds");
+    if (!str_is(p, m->sample_unit, DF_REPORT_SAMPLE_UNIT)) return invalid(err, "profile sample unit must be samples");
     const int64_t counts[] = {
         m->incomplete_operation_root_count, m->truncation_marker_count, m->missing_identity_field_count,
         m->missing_terminal_result_count, m->crossing_worker_slice_count, m->crossing_planning_activity_slice_count,

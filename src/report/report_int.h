@@ -23,6 +23,10 @@
 #define DF_REPORT_MAX_INTERVALS 2000000u
 /* Intervals kept per lane (closest gaps are merged beyond it). */
 #define DF_REPORT_LANE_INTERVALS 1024u
+/* The model's units (spec 2.9: exact) and the name of a frame without a symbol (spec 2.5). */
+#define DF_REPORT_TIME_UNIT "nanoseconds"
+#define DF_REPORT_SAMPLE_UNIT "samples"
+#define DF_REPORT_UNRESOLVED_FRAME "[unresolved]"
 
 /* True if time_semantics `ts` (may be NULL) makes a slice a semantic node: wall_clock or lifecycle (spec 2.2). */
 static inline bool df__report_semantic_time(const char *ts) {
