@@ -266,19 +266,21 @@ static df_errkind plan_cache(wa_run *r, df_error *err) {
 /* ------------------------------------------------------------------------ */
 /* Cache materialization                                                     */
 
+/* The cache phase timings in report order: the stages feeding them, and the materialization total (NONE_). */
 static const struct {
     df_diag_stage stage;
-    const char *timing;
 } cache_stages[NCACHE_TIMINGS] = {
-    {DF_DIAG_STAGE_RESOLVE_CACHE_DATAFRAME, "cache_alias_dataframe_resolution"},
-    {DF_DIAG_STAGE_BUILD_CACHE_PHYSICAL_PLAN, "cache_alias_physical_planning"},
-    {DF_DIAG_STAGE_SET_UP_CACHE_STREAMS, "cache_alias_stream_setup"},
-    {DF_DIAG_STAGE_EXECUTE_AND_COLLECT_CACHE, "cache_alias_execute_collect"},
-    {DF_DIAG_STAGE_BUILD_CACHE_MEMTABLE, "cache_alias_memtable_build"},
-    {DF_DIAG_STAGE_NONE_, "cache_alias_materialization_total"},
-    {DF_DIAG_STAGE_INSTALL_CACHE_ALIAS, "cache_alias_install"},
-    {DF_DIAG_STAGE_RESTORE_CACHE_ALIAS, "cache_alias_restore"},
+    {DF_DIAG_STAGE_RESOLVE_CACHE_DATAFRAME}, {DF_DIAG_STAGE_BUILD_CACHE_PHYSICAL_PLAN},
+    {DF_DIAG_STAGE_SET_UP_CACHE_STREAMS},    {DF_DIAG_STAGE_EXECUTE_AND_COLLECT_CACHE},
+    {DF_DIAG_STAGE_BUILD_CACHE_MEMTABLE},    {DF_DIAG_STAGE_NONE_},
+    {DF_DIAG_STAGE_INSTALL_CACHE_ALIAS},     {DF_DIAG_STAGE_RESTORE_CACHE_ALIAS},
 };
+
+/* The phase timing of cache_stages[s]. */
+static df_diag_timing_name cache_timing(int s) {
+    df_diag_stage stage = cache_stages[s].stage;
+    return stage ? df_diag_stage_row(stage)->timing : DF_DIAG_TN_CACHE_ALIAS_MATERIALIZATION_TOTAL;
+}
 
 /* The private catalog: sources as providers, aliases as SQL views (so they read caches). */
 static df_errkind build_catalog(wa_run *r, df_error *err) {
@@ -315,91 +317,111 @@ static df_errkind plan_select_all(df_catalog *cat, const char *name, df_query **
     return k;
 }
 
+/* One alias's materialization: what its stages share. */
+typedef struct cache_build {
+    wa_run *r;
+    wa_alias *a;
+    const df_write_options *wo;
+    df_query *q;                     /* SELECT * FROM alias in the private catalog, owned */
+    df_batch_stream *stream;         /* owned until drained */
+    df_wcache *cache;                /* owned until it becomes the provider */
+    df_exec_profile *profile;        /* owned reference or NULL */
+} cache_build;
+
+static df_errkind cache_resolve(void *ctx, df_error *err) {
+    cache_build *m = ctx;
+    return plan_select_all(m->r->cat, m->a->entry->alias, &m->q, err);
+}
+
+static df_errkind cache_physical_plan(void *ctx, df_error *err) {
+    cache_build *m = ctx;
+    df_exec_options eo;
+    df__session_exec_options(m->r->s, &eo);
+    eo.execution_profile = m->wo->execution_profile;
+    eo.cancel = m->wo->cancel;
+    /* Traced: the cache alias's query (owner = alias name) and its planning span. */
+    df_diag_query *dq = NULL;
+    df_errkind k = df_diag_query_begin(m->r->op, DF_DIAG_QUERY_WRITE_ALL_CACHE_ALIAS, m->a->entry->alias, &dq, err);
+    eo.diag_query = dq;
+    df_diag_span planning = df_diag_query_planning_begin(dq);
+    if (k == DF_OK) k = df_query_execute(m->q, &eo, &m->stream, err);
+    df_diag_span_end(planning, k == DF_OK ? DF_DIAG_RESULT_OK : DF_DIAG_RESULT_ERROR);
+    return k;
+}
+
+static df_errkind cache_stream_setup(void *ctx, df_error *err) {
+    cache_build *m = ctx;
+    if (m->wo->execution_profile) m->profile = df_exec_stream_profile(m->stream);
+    return df__wcache_new(m->stream->schema, m->r->opts.budget, m->r->opts.spill_dir, &m->cache, err);
+}
+
+static df_errkind cache_collect(void *ctx, df_error *err) {
+    cache_build *m = ctx;
+    df_errkind k;
+    for (;;) {
+        df_batch *b = NULL;
+        k = df_batch_stream_next(m->stream, &b, err);
+        if (k != DF_OK || !b) break;
+        k = df__wcache_add(m->cache, b, err);
+        df_batch_release(b);
+        if (k != DF_OK) break;
+    }
+    df_batch_stream_close(m->stream);
+    m->stream = NULL;
+    return k;
+}
+
+static df_errkind cache_memtable(void *ctx, df_error *err) {
+    cache_build *m = ctx;
+    wa_alias *a = m->a;
+    a->rows = df__wcache_rows(m->cache);
+    a->spilled_bytes = df__wcache_spilled_bytes(m->cache);
+    char fields[256];
+    snprintf(fields, sizeof fields,
+             "{\"memory_bytes\":%lld,\"rows\":%lld,\"spilled_bytes\":%lld,\"table_id\":%lld}",
+             (long long)df__wcache_memory_bytes(m->cache), (long long)a->rows, (long long)a->spilled_bytes,
+             (long long)a->entry->id);
+    df__write_log(m->wo, DF_LOG_INFO, "cache_alias.materialized", fields);
+    df_errkind k = df__wcache_provider(m->cache, &a->provider, err);
+    m->cache = NULL;
+    return k;
+}
+
+static df_errkind cache_install(void *ctx, df_error *err) {
+    cache_build *m = ctx;
+    df_errkind k = df_catalog_unregister(m->r->cat, m->a->entry->alias, err);
+    if (k == DF_OK) k = df_catalog_register_table(m->r->cat, m->a->entry->alias, m->a->provider, err);
+    return k;
+}
+
+/* Stage ids index cache_stages (5 is the materialization total, not a stage of its own). */
+static const df_stage_def cache_stage_defs[] = {
+    {0, DF_DIAG_STAGE_RESOLVE_CACHE_DATAFRAME, 0, NULL, cache_resolve},
+    {1, DF_DIAG_STAGE_BUILD_CACHE_PHYSICAL_PLAN, 0, NULL, cache_physical_plan},
+    {2, DF_DIAG_STAGE_SET_UP_CACHE_STREAMS, 0, NULL, cache_stream_setup},
+    {3, DF_DIAG_STAGE_EXECUTE_AND_COLLECT_CACHE, 0, NULL, cache_collect},
+    {4, DF_DIAG_STAGE_BUILD_CACHE_MEMTABLE, 0, NULL, cache_memtable},
+    {6, DF_DIAG_STAGE_INSTALL_CACHE_ALIAS, 0, NULL, cache_install},
+};
+
 static df_errkind materialize(wa_run *r, wa_alias *a, const df_write_options *wo, df_error *err) {
-    df_query *q = NULL;
-    df_batch_stream *stream = NULL;
-    df_wcache *cache = NULL;
-    df_exec_profile *profile = NULL;
-    df_errkind k = DF_OK;
-    int stage = 0;
-    df_diag_span sp;
-    /* resolution */
-    sp = df_diag_stage_begin(r->op, cache_stages[0].stage, a->owner);
-    k = plan_select_all(r->cat, a->entry->alias, &q, err);
-    df_diag_span_end(sp, k == DF_OK ? DF_DIAG_RESULT_OK : DF_DIAG_RESULT_ERROR);
-    if (k == DF_OK) {
-        stage = 1;
-        sp = df_diag_stage_begin(r->op, cache_stages[1].stage, a->owner);
-        df_exec_options eo;
-        df__session_exec_options(r->s, &eo);
-        eo.execution_profile = wo->execution_profile;
-        eo.cancel = wo->cancel;
-        /* Traced: the cache alias's query (owner = alias name) and its planning span. */
-        df_diag_query *dq = NULL;
-        k = df_diag_query_begin(r->op, DF_DIAG_QUERY_WRITE_ALL_CACHE_ALIAS, a->entry->alias, &dq, err);
-        eo.diag_query = dq;
-        df_diag_span planning = df_diag_query_planning_begin(dq);
-        if (k == DF_OK) k = df_query_execute(q, &eo, &stream, err);
-        df_diag_span_end(planning, k == DF_OK ? DF_DIAG_RESULT_OK : DF_DIAG_RESULT_ERROR);
-        df_diag_span_end(sp, k == DF_OK ? DF_DIAG_RESULT_OK : DF_DIAG_RESULT_ERROR);
-    }
-    if (k == DF_OK) {
-        stage = 2;
-        sp = df_diag_stage_begin(r->op, cache_stages[2].stage, a->owner);
-        if (wo->execution_profile) profile = df_exec_stream_profile(stream);
-        k = df__wcache_new(stream->schema, r->opts.budget, r->opts.spill_dir, &cache, err);
-        df_diag_span_end(sp, k == DF_OK ? DF_DIAG_RESULT_OK : DF_DIAG_RESULT_ERROR);
-    }
-    if (k == DF_OK) {
-        stage = 3;
-        sp = df_diag_stage_begin(r->op, cache_stages[3].stage, a->owner);
-        for (;;) {
-            df_batch *b = NULL;
-            k = df_batch_stream_next(stream, &b, err);
-            if (k != DF_OK || !b) break;
-            k = df__wcache_add(cache, b, err);
-            df_batch_release(b);
-            if (k != DF_OK) break;
-        }
-        df_batch_stream_close(stream);
-        stream = NULL;
-        df_diag_span_end(sp, k == DF_OK ? DF_DIAG_RESULT_OK : DF_DIAG_RESULT_ERROR);
-    }
-    if (k == DF_OK) {
-        stage = 4;
-        sp = df_diag_stage_begin(r->op, cache_stages[4].stage, a->owner);
-        a->rows = df__wcache_rows(cache);
-        a->spilled_bytes = df__wcache_spilled_bytes(cache);
-        char fields[256];
-        snprintf(fields, sizeof fields,
-                 "{\"memory_bytes\":%lld,\"rows\":%lld,\"spilled_bytes\":%lld,\"table_id\":%lld}",
-                 (long long)df__wcache_memory_bytes(cache), (long long)a->rows, (long long)a->spilled_bytes,
-                 (long long)a->entry->id);
-        df__write_log(wo, DF_LOG_INFO, "cache_alias.materialized", fields);
-        k = df__wcache_provider(cache, &a->provider, err);
-        cache = NULL;
-        df_diag_span_end(sp, k == DF_OK ? DF_DIAG_RESULT_OK : DF_DIAG_RESULT_ERROR);
-    }
-    if (k == DF_OK) {
-        stage = 6;
-        sp = df_diag_stage_begin(r->op, cache_stages[6].stage, a->owner);
-        k = df_catalog_unregister(r->cat, a->entry->alias, err);
-        if (k == DF_OK) k = df_catalog_register_table(r->cat, a->entry->alias, a->provider, err);
-        df_diag_span_end(sp, k == DF_OK ? DF_DIAG_RESULT_OK : DF_DIAG_RESULT_ERROR);
-    }
-    df_batch_stream_close(stream);
-    df__wcache_free(cache);
-    if (profile) {
+    cache_build m = {r, a, wo, NULL, NULL, NULL, NULL};
+    df_stage_run sr;
+    df__stage_run_init(&sr, r->op, a->owner, false); /* inside write_all's Execution phase */
+    df_errkind k = df__stage_run_all(&sr, cache_stage_defs, (int)DF_ARRAY_LEN(cache_stage_defs), &m, err);
+    df_batch_stream_close(m.stream);
+    df__wcache_free(m.cache);
+    if (m.profile) {
         df_buf b;
         df_buf_init(&b, 0);
-        df_profile_meta meta = {"write_all_cache_alias", -1};
-        if (df_query_profile_json(profile, &meta, &b, NULL) == DF_OK) df_buf_take_text(&b, &a->profile, NULL, NULL);
+        df_profile_meta meta = {df_diag_query_scope_name(DF_DIAG_QUERY_WRITE_ALL_CACHE_ALIAS), -1};
+        if (df_query_profile_json(m.profile, &meta, &b, NULL) == DF_OK) df_buf_take_text(&b, &a->profile, NULL, NULL);
         df_buf_free(&b);
-        df_exec_profile_release(profile);
+        df_exec_profile_release(m.profile);
     }
-    df_query_free(q);
+    df_query_free(m.q);
     if (k != DF_OK) {
-        a->failed_stage = stage;
+        a->failed_stage = sr.failed;
         a->status = "failed";
     }
     return k;
@@ -445,7 +467,7 @@ static void aliases_json(wa_run *r, df_json_writer *w) {
         else
             df_json_kv_null(w, "execution_profile");
         if (a->failed_stage >= 0)
-            df_json_kv_string(w, "failed_phase", cache_stages[a->failed_stage].timing);
+            df_json_kv_string(w, "failed_phase", df_diag_timing_name_of(cache_timing(a->failed_stage)));
         else
             df_json_kv_null(w, "failed_phase");
         df_json_key(w, "output_indexes");
@@ -459,14 +481,13 @@ static void aliases_json(wa_run *r, df_json_writer *w) {
             for (int s = 0; s < NCACHE_TIMINGS; s++) {
                 if (s == 5) {
                     bool failed = a->failed_stage >= 0 && a->failed_stage <= 4;
-                    df__wtimings_add(&ts, cache_stages[s].timing, failed ? "failed" : "completed", NULL,
+                    df__wtimings_add(&ts, cache_timing(s), failed ? "failed" : "completed", NULL,
                                      (int64_t)(total / 1000));
                     continue;
                 }
                 df_diag_timing t = df_diag_operation_stage_timing(r->op, cache_stages[s].stage, a->owner);
                 if (s < 5) total += t.elapsed_ns;
-                df__wtimings_add_stage(&ts, cache_stages[s].timing, r->op, cache_stages[s].stage, a->owner,
-                                       "prior_failure");
+                df__wtimings_add_stage(&ts, r->op, cache_stages[s].stage, a->owner, "prior_failure");
             }
             df_json_key(w, "phase_timings");
             df__json_timings(w, &ts);
@@ -536,12 +557,12 @@ static void skipped_timings(const df_output_spec *spec, df_wtimings *ts) {
     ts->n = 0;
     const df_entry *e = spec->table->entry;
     if (e->kind == DF_TABLE_DERIVED_SQL)
-        df__wtimings_add(ts, "lazy_sql_planning", "completed", NULL, (int64_t)(e->planning_ns / 1000));
-    df__wtimings_add(ts, "output_schema_planning", "completed", NULL, 0);
-    df__wtimings_add(ts, "sql_target_planning", "completed", NULL, 0);
-    df__wtimings_add(ts, "output_stream_setup", "skipped", "prior_failure", -1);
-    df__wtimings_add(ts, "sql_write", "skipped", "prior_failure", -1);
-    df__wtimings_add(ts, "validation", "skipped", "prior_failure", -1);
+        df__wtimings_add(ts, DF_DIAG_TN_LAZY_SQL_PLANNING, "completed", NULL, (int64_t)(e->planning_ns / 1000));
+    df__wtimings_add(ts, DF_DIAG_TN_OUTPUT_SCHEMA_PLANNING, "completed", NULL, 0);
+    df__wtimings_add(ts, DF_DIAG_TN_SQL_TARGET_PLANNING, "completed", NULL, 0);
+    df__wtimings_add(ts, DF_DIAG_TN_OUTPUT_STREAM_SETUP, "skipped", "prior_failure", -1);
+    df__wtimings_add(ts, DF_DIAG_TN_SQL_WRITE, "skipped", "prior_failure", -1);
+    df__wtimings_add(ts, DF_DIAG_TN_VALIDATION, "skipped", "prior_failure", -1);
 }
 
 static void output_entry(wa_run *r, int32_t i, df_json_writer *w) {
@@ -637,13 +658,13 @@ static df_errkind execute_report(wa_run *r, df_buf *out, df_error *err) {
     df_json_kv_int(&w, "output_count", r->n);
     df_wtimings ts;
     ts.n = 0;
-    df__wtimings_add(&ts, "output_planning", "completed", NULL, (int64_t)(r->planning_ns / 1000));
+    df__wtimings_add(&ts, DF_DIAG_TN_OUTPUT_PLANNING, "completed", NULL, (int64_t)(r->planning_ns / 1000));
     if (r->opts.mode == CACHE_DISABLED)
-        df__wtimings_add(&ts, "cache_planning", "skipped", "not_executed", -1);
+        df__wtimings_add(&ts, DF_DIAG_TN_CACHE_PLANNING, "skipped", "not_executed", -1);
     else
-        df__wtimings_add(&ts, "cache_planning", "completed", NULL, (int64_t)(r->cache_planning_ns / 1000));
-    df__wtimings_add(&ts, "workflow_execution", "completed", NULL, (int64_t)(r->workflow_ns / 1000));
-    df__wtimings_add(&ts, "source_reporting", "completed", NULL, (int64_t)(r->sources_ns / 1000));
+        df__wtimings_add(&ts, DF_DIAG_TN_CACHE_PLANNING, "completed", NULL, (int64_t)(r->cache_planning_ns / 1000));
+    df__wtimings_add(&ts, DF_DIAG_TN_WORKFLOW_EXECUTION, "completed", NULL, (int64_t)(r->workflow_ns / 1000));
+    df__wtimings_add(&ts, DF_DIAG_TN_SOURCE_REPORTING, "completed", NULL, (int64_t)(r->sources_ns / 1000));
     df_json_key(&w, "phase_timings");
     df__json_timings(&w, &ts);
     df_json_kv_int(&w, "skipped_count", skipped);
@@ -691,7 +712,7 @@ static df_errkind dry_run_report(wa_run *r, df_buf *out, df_error *err) {
     df_json_array_end(&w);
     df_wtimings ts;
     ts.n = 0;
-    df__wtimings_add(&ts, "output_planning", "completed", NULL, (int64_t)(r->planning_ns / 1000));
+    df__wtimings_add(&ts, DF_DIAG_TN_OUTPUT_PLANNING, "completed", NULL, (int64_t)(r->planning_ns / 1000));
     t0 = df_now_ns();
     df_buf src;
     df_buf_init(&src, 0);
@@ -699,7 +720,7 @@ static df_errkind dry_run_report(wa_run *r, df_buf *out, df_error *err) {
     df_json_writer_init(&sw, &src, 0);
     if (k == DF_OK) k = df__write_sources_json(r->s, &sw, (const df_output_spec *const *)r->specs, r->n, 0, err);
     if (k == DF_OK) k = df_json_writer_finish(&sw, err);
-    df__wtimings_add(&ts, "source_reporting", "completed", NULL, (int64_t)((df_now_ns() - t0) / 1000));
+    df__wtimings_add(&ts, DF_DIAG_TN_SOURCE_REPORTING, "completed", NULL, (int64_t)((df_now_ns() - t0) / 1000));
     df_json_key(&w, "phase_timings");
     df__json_timings(&w, &ts);
     df_json_kv_bool(&w, "query_used_source_scan_metadata_exhausted", false);
@@ -763,7 +784,7 @@ static df_errkind cache_failure(wa_run *r, wa_alias *a, df_error *err) {
     char al[160];
     df__session_escape_into(al, sizeof al, a->entry->alias);
     df_error_set(err, DF_ERR_WRITE_ALL_CACHE_FAILED, "write_all cache failed for alias `%s` during %s: %s", al,
-                 cache_stages[a->failed_stage].timing, cause);
+                 df_diag_timing_name_of(cache_timing(a->failed_stage)), cause);
     df_error_set_phase(err, "write_all_cache");
     if (ok) df_error_set_context(err, ctx.data);
     df_buf_free(&ctx);
