@@ -364,7 +364,7 @@ df_errkind df_format_arrow_stream(struct ArrowArrayStream *stream, int64_t max_r
 typedef struct df_output_spec df_output_spec;
 
 /*
- * Checks target arguments without planning or I/O (core-spec 1.6):
+ * Checks target arguments without planning or I/O:
  * `schema`/`table` containing '.' -> DF_ERR_DOTTED_TARGET_NAME; blank
  * schema or table -> DF_ERR_MSSQL_TARGET_CONFIG; `load_mode` not one of
  * "append_existing", "create_and_load", "replace" -> DF_ERR_INVALID_LOAD_MODE;
@@ -421,13 +421,12 @@ void df_write_options_init(df_write_options *opts);
 
 /*
  * Writes one output (Table.write_to_mssql).  With `dry_run` it plans
- * without I/O and returns the dry-run report (core-spec 5.2); otherwise it
- * runs the load-mode lifecycle (docs/writes.md) and returns the execute
- * report (5.4).  *report_json is a JSON object (caller frees with df_free).
+ * without I/O and returns the dry-run report; otherwise it runs the
+ * load-mode lifecycle (docs/writes.md) and returns the execute report.  *report_json is a JSON object (caller frees with df_free).
  * Failures keep the reference (phase, kind): planning errors
  * (mssql_target_config, mssql_schema_planning, mssql_ddl_planning, ...) and
  * DF_ERR_MSSQL_WRITE_PHASE with the failing phase as df_error.phase and the
- * failure context (5.5, which embeds the partial report) as df_error.context.
+ * failure context (which embeds the partial report) as df_error.context.
  */
 df_errkind df_output_write(const df_output_spec *spec, const df_write_options *opts, char **report_json,
                            df_error *err);
@@ -448,7 +447,7 @@ typedef struct df_write_all_options {
 void df_write_all_options_init(df_write_all_options *opts);
 
 /*
- * Plans every output, then runs them in order (core-spec 6): a failed
+ * Plans every output, then runs them in order: a failed
  * output makes the later ones `skipped`; shared derived aliases are cached
  * once per run (spilling to disk beyond the memory budget).  Every spec
  * must belong to `session` (DF_ERR_OUTPUT_SESSION_MISMATCH); output names

@@ -76,7 +76,10 @@ void df_error_set_context(df_error *err, const char *json);
 /* Moves `src` into `dst` (dst's previous content is cleared; src is reset). */
 void df_error_move(df_error *dst, df_error *src);
 
-/* Propagation helpers (see STYLE.md). */
+/*
+ * Propagation helpers: DF_TRY returns a failed call's kind unchanged (the
+ * callee filled err); DF_FAIL records an error and returns its kind.
+ */
 #define DF_TRY(expr)                              \
     do {                                          \
         df_errkind df_try_kind_ = (expr);         \

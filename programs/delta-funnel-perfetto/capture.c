@@ -1,6 +1,6 @@
 /*
  * capture-workload: records a whole workload process into a Perfetto trace
- * and reports on it (reference diagnostics-spec 6.3 / 6.4, adapted to the
+ * and reports on it (the reference implementation's command, with the
  * in-process capture: no tracebox, no perf, no sudo).
  *
  *   capture-workload [--mode short|streaming|deep-system] [--sample-hz 100|1000]

@@ -8,7 +8,7 @@
  *   health.c   `capture-health` (the health row of a trace)
  *   doctor.c   `doctor` (what this host lets a capture do)
  *
- * Failure protocol (reference diagnostics-spec 4.1): every failure prints
+ * Failure protocol (the reference implementation's): every failure prints
  * exactly one JSON line {"phase","kind","message"} on stderr and exits with
  * the phase's code.
  */

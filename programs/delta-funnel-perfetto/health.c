@@ -1,6 +1,7 @@
 /*
  * capture-health TRACE [CONFIGURED_FILE_CAP_BYTES]: prints the health row
- * of a trace (reference diagnostics-spec 6.6) as CSV, header and one row.
+ * of a trace (the reference implementation's columns) as CSV, header and
+ * one row.
  * Exit 0 when the row was computed (complete or not), 64 for bad
  * arguments, 66 for an unreadable or malformed trace.
  */

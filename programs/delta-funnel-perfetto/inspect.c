@@ -1,6 +1,6 @@
 /*
- * `inspect`: terminal views of a .dfprofile artifact (spec 4.3) and the
- * line-oriented interactive mode (spec 4.4).
+ * `inspect`: terminal views of a .dfprofile artifact and the line-oriented
+ * interactive mode.
  *
  * Options are parsed left to right; each may appear once; a flag that
  * takes a value consumes the next token whatever it looks like, and

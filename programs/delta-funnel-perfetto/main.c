@@ -156,7 +156,10 @@ typedef struct report_args {
     bool help;                /* -h / --help seen */
 } report_args;
 
-/* The left-to-right pre-scan of spec 4.2.  Returns 0 or an exit code. */
+/*
+ * The left-to-right pre-scan of `report`'s arguments: help wins at once,
+ * each option at most once, one input.  Returns 0 or an exit code.
+ */
 static int scan_report_args(int argc, char **argv, report_args *a) {
     memset(a, 0, sizeof *a);
     for (int i = 0; i < argc; i++) {

@@ -1,5 +1,5 @@
 /*
- * Input and output preflight for delta-funnel-perfetto (spec 4.2).  Nothing
+ * Input and output preflight for delta-funnel-perfetto.  Nothing
  * here creates or modifies a file: outputs are only checked, and written
  * later through df_report_write_file().
  *

@@ -1,5 +1,5 @@
 /*
- * Progress displays behind progress=True/None (core-spec 8.1).
+ * Progress displays behind progress=True/None.
  *
  * progress=False shows nothing; None shows progress when stderr is an
  * interactive terminal or when running under Jupyter; True always shows it.
@@ -216,7 +216,8 @@ static void show_event(df_py_progress *p, const df_progress_event *ev) {
         /*
          * An interruption (KeyboardInterrupt, SystemExit: BaseException but
          * not Exception) is kept and re-raised once the native action has
-         * finished (core-spec 8.1); other display errors only stop the display.
+         * finished, so the native side always ends cleanly; other display
+         * errors only stop the display.
          */
         PyObject *et, *ev, *etb;
         PyErr_Fetch(&et, &ev, &etb);

@@ -2,7 +2,7 @@
  * diag: semantic spans, phase timings and (when a capture is running)
  * Perfetto traces with native CPU samples.
  *
- * The model (reference diagnostics-spec section 1):
+ * The model:
  *
  *   operation  (Delta Funnel preview | SQL Server write | SQL Server write_all)
  *     phase    (Planning -> Execution -> Finalization)
@@ -126,8 +126,9 @@ typedef struct df_diag_operation df_diag_operation;
 
 typedef struct df_diag_operation_options {
     /*
-     * Operator-activity budget (spec 1.5) when the active capture does not
-     * set one; 0 = the default 100,000.
+     * Operator-activity budget (how many operator activities one operation
+     * records before only task roots are kept) when the active capture does
+     * not set one; 0 = the default 100,000.
      */
     uint64_t max_operator_activity_spans;
 } df_diag_operation_options;
@@ -254,7 +255,7 @@ df_diag_span df__diag_activity_begin(df_diag_query *q, const df_diag_node *node,
  * query on this thread; else lane 0 `coordinator` at partition 0; else a
  * lane of kind `external` held until the span ends.  Reserves one unit of
  * the operation's budget; past the budget only task roots are recorded and
- * the first refusal emits the truncation marker (spec 1.5).
+ * the first refusal emits the operation's one truncation marker.
  */
 static inline df_diag_span df_diag_activity_begin(df_diag_query *q, const df_diag_node *node,
                                                   df_diag_activity activity, int64_t partition,

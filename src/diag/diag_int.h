@@ -21,7 +21,7 @@
 #define DF_DIAG_MAX_DEPTH 128
 /* Bytes of one event chunk (a thread fills one, hands it to the collector). */
 #define DF_DIAG_CHUNK_BYTES (64u * 1024u)
-/* Default operator-activity budget (spec 1.5). */
+/* Default operator-activity budget: activities one operation records before only task roots are kept. */
 #define DF_DIAG_DEFAULT_MAX_SPANS 100000u
 /* Maximum interned names and their length. */
 #define DF_DIAG_MAX_NAMES 65536u
@@ -39,7 +39,7 @@ typedef enum df_diag_span_kind {
     DF_DIAG_SK_AWAIT = 8,     /* Await Delta scan output (async, not on a stack) */
 } df_diag_span_kind;
 
-/* Semantic tracks (spec 1.2).  NONE = context-only (thread track). */
+/* Semantic tracks, named as in the comments.  NONE = context-only (thread track). */
 typedef enum df_diag_track_kind {
     DF_DIAG_TK_NONE = 0,
     DF_DIAG_TK_DIAGNOSTICS = 1, /* "Delta Funnel diagnostics" */
@@ -67,7 +67,7 @@ typedef struct df_diag_track_key {
     uint64_t sub_id;   /* worker lane (WORKER), stream id (STREAM), owner id (OWNER) */
 } df_diag_track_key;
 
-/* Identity arguments of a span (spec 1.4 field list); "absent" values noted. */
+/* Identity arguments of a span (written as debug annotations); "absent" values noted. */
 typedef struct df_diag_ident {
     uint64_t operation_id;        /* always set for traced spans */
     uint64_t capture_scope_id;    /* 0 = absent */
@@ -203,7 +203,7 @@ typedef struct df_diag_timing_slot {
     uint64_t last_end_ns;             /* last end, 0 if none */
 } df_diag_timing_slot;
 
-/* A worker lane of a query (spec 1.3). */
+/* A worker lane of a query: tasks and activities run on lanes, which never overlap in time. */
 typedef struct df_diag_lane {
     uint64_t id;   /* from 1 */
     uint8_t kind;  /* RUNTIME or EXTERNAL */

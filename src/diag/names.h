@@ -301,12 +301,12 @@ static inline const char *df_diag_stage_category(df_diag_stage stage) {
 static inline const char *df_diag_stage_timing_name(df_diag_stage stage) {
     return df_diag_timing_name_of(df_diag_stage_row(stage)->timing);
 }
-/* True if `stage` may be used by operations of `kind` (spec 1.4 lists). */
+/* True if `stage` may be used by operations of `kind` (the kinds column of DF_DIAG_STAGES). */
 static inline bool df_diag_stage_allowed(df_diag_stage stage, df_diag_op_kind kind) {
     return (unsigned)kind < 32u && (df_diag_stage_row(stage)->kinds & (1u << kind)) != 0;
 }
 
-/* True if a semantic node of `kind` must carry a result once complete (spec 2.9). */
+/* True if a semantic node of `kind` must carry a result once complete (a validation invariant of the model). */
 static inline bool df_diag_semantic_kind_result_bearing(df_diag_semantic_kind kind) {
 #define DF_DIAG_SEM_BEARING_COLUMN_(id, name, bearing) bearing,
     static const bool bearing[] = {false, DF_DIAG_SEMANTIC_KINDS(DF_DIAG_SEM_BEARING_COLUMN_)};

@@ -1,7 +1,7 @@
 /*
  * Spans: operations, phases, stages, queries, tasks, operator activities,
- * await spans, details and context propagation (reference diagnostics-spec
- * sections 1.3-1.5, 1.7), plus the phase-timing recorder.
+ * await spans, details and context propagation, plus the phase-timing
+ * recorder.
  *
  * Begin = push a frame on the calling thread's stack (identity, track,
  * begin time), then, if the operation is traced in the current capture
@@ -532,7 +532,8 @@ static void budget_refused(df_diag_thread *t, df_diag_operation *op) {
 }
 
 /*
- * Resolves the worker lane of a new activity of q on thread t (spec 1.3):
+ * Resolves the worker lane of a new activity of q on thread t (lanes, not
+ * threads, are what activities belong to):
  * the nearest enclosing activity or task of q on this thread lends its lane
  * (*nested tells whether that was an activity).  Returns false when no
  * enclosing frame exists; the caller then picks coordinator or external.
@@ -631,7 +632,7 @@ void df_diag_async_span_end(df_diag_async_span *s, df_diag_result result) {
 /* ------------------------------------------------------------------------ */
 /* Details and contexts.                                                     */
 
-/* The track a detail under frame p goes to (spec 1.6). */
+/* The track a detail under frame p goes to: its parent's, else the worker, owner or phases track. */
 static df_diag_track_key child_track(const df_diag_frame *p) {
     if (p->track.kind != DF_DIAG_TK_NONE) return p->track;
     uint64_t op = p->ident.operation_id;

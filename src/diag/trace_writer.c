@@ -1,6 +1,7 @@
 /*
  * The Perfetto trace writer (.pftrace = perfetto.protos.Trace, a sequence
- * of `packet` fields).  Facts relied on are in reference/perfetto-notes.md.
+ * of `packet` fields).  Message and field numbers are those of Perfetto's
+ * published trace protos (protos/perfetto/trace/); the encoder is ours.
  *
  * Layout of a trace:
  *   - sequence 3 (service): ClockSnapshot (BOOTTIME primary, MONOTONIC,
@@ -20,7 +21,7 @@
  *     mappings, frames, function names, source paths and callstacks are
  *     interned on first use in the same packet.
  *
- * Semantic track UUIDs follow the reference (spec 1.2): parent_uuid XOR
+ * Semantic track UUIDs are the reference implementation's: parent_uuid XOR
  * fnv1a64(name) XOR id, names with 20-digit zero-padded tokens.
  */
 #include "diag/trace_writer.h"
@@ -505,7 +506,7 @@ static df_errkind ensure_thread_track(df__diag_writer *w, uint32_t tid) {
     return packet_end(w);
 }
 
-/* The name parts of each kind of semantic track, outermost first (spec 1.2). */
+/* The name parts of each kind of semantic track, outermost first. */
 #define TP(part) DF_DIAG_TRACK_PART_##part
 static const df_diag_track_part track_paths[][3] = {
     [DF_DIAG_TK_NONE] = {TP(DIAGNOSTICS)},
@@ -661,7 +662,7 @@ static void ann_str(df__diag_writer *w, const char *name, const char *v) {
     pb_close(&w->pkt, at);
 }
 
-/* The identity arguments present in `id` (spec 1.4 names). */
+/* The identity arguments present in `id`, as debug annotations of the vocabulary's names. */
 static void write_ident_args(df__diag_writer *w, const df_diag_ident *id, uint8_t span_kind) {
     if (id->operation_id) ann_uint(w, NARG(OPERATION), id->operation_id);
     if (id->capture_scope_id) ann_uint(w, NARG(SCOPE), id->capture_scope_id);

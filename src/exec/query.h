@@ -123,7 +123,7 @@ df_errkind df_query_execute(const df_query *q, const df_exec_options *opts, df_b
 df_exec_profile *df_exec_stream_profile(df_batch_stream *stream);
 void df_exec_profile_release(df_exec_profile *profile);
 
-/* What the caller adds to a profile report (core-spec 5.7). */
+/* What the caller adds to an execution profile (the top-level keys besides the operators). */
 typedef struct df_profile_meta {
     const char *scope;              /* "preview", "mssql_output", "write_all_cache_alias" */
     int64_t row_limit;              /* delta_funnel_row_limit; < 0 writes null */

@@ -1,5 +1,5 @@
 /*
- * ADO.NET-style connection strings (core-spec §2.1).
+ * ADO.NET-style connection strings (`Server=host,port;User ID=...;...`).
  *
  * The text is split into `key=value` pairs at `;` outside braces and quotes;
  * keys are matched case-insensitively with spaces ignored against a table

@@ -195,7 +195,7 @@ df_errkind df_mssql_type_parse(const char *text, df_mssql_column *col, df_error 
 /* Renders "nvarchar(max)", "decimal(10,2)", "datetime2(7)" into out. */
 df_errkind df_mssql_type_render(const df_mssql_column *col, df_buf *out, df_error *err);
 
-/* How sub-100 ns parts of nanosecond sources are handled (core-spec §4.2). */
+/* How sub-100 ns parts of nanosecond sources are handled (datetime2, time and datetimeoffset keep 100 ns units). */
 typedef enum df_mssql_nanos_policy {
     DF_MSSQL_NANOS_REJECT = 0,  /* remainder → DF_ERR_VALUE_CONVERSION */
     DF_MSSQL_NANOS_TRUNCATE,    /* floor to 100 ns */
@@ -231,8 +231,8 @@ df_errkind df_mssql_bulk_begin(df_mssql_conn *c, const char *table, const df_mss
  * batch is no longer needed when the call returns.  A send failure of an
  * earlier batch (CONNECTION_LOST, TIMEOUT, ... or the server's error when
  * it answered before closing) is returned by the next call or by
- * df_mssql_bulk_finish.  Source types are converted as
- * core-spec §4.2 says (integers widen with range checks, decimals rescale
+ * df_mssql_bulk_finish.  Source types are converted by these
+ * rules: integers widen with range checks, decimals rescale
  * exactly, timestamps convert by unit and time zone, UTF-8 → UTF-16 for
  * n-types, ASCII-only for varchar without a UTF-8 collation).  A value
  * that does not fit fails with DF_ERR_VALUE_CONVERSION before any byte of

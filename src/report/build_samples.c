@@ -2,7 +2,7 @@
  * Model builder, second half: CPU samples, native function trees and the
  * worker-lane timeline.
  *
- * Step A (spec 2.4): a sample of a profiled process is eligible when an
+ * Step A: a sample of a profiled process is eligible when an
  * operation of that process contains its timestamp.  Its leaf context is
  * the innermost context slice of its thread (the span current on the
  * thread, which the diag writer mirrors onto the thread's track) whose
@@ -19,7 +19,7 @@
  * parallel branch make the sample ambiguous.  That rule is evaluated with
  * one sweep over samples and nodes sorted by time.
  *
- * Stacks (spec 2.5): every direct sample is classified unwind-error /
+ * Stacks: every direct sample is classified unwind-error /
  * missing / unresolved / resolved; resolved and unresolved ones walk their
  * callstack through one trace-wide call tree keyed by (parent, frame), the
  * leaf node of each distinct stack memoised, and count into a

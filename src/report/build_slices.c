@@ -10,14 +10,14 @@
  *     slice; slices never closed are incomplete (analysis end = trace end).
  *  3. Operations: root slices with one of the three operation names on an
  *     operation track (optionally only one capture scope).
- *  4. Semantic nodes (spec 2.2): profile-category slices of a selected
+ *  4. Semantic nodes: profile-category slices of a selected
  *     operation with wall_clock or lifecycle time semantics.
- *  5. Parents (spec 2.3), ranked by relation: enclosing slice on the same
+ *  5. Parents, ranked by relation: enclosing slice on the same
  *     track; tightest container on the nearest ancestor track below the
  *     operation track; tightest strictly containing stage with compatible
  *     identity; the operation root.  Ties of the stage relation are broken
  *     by id and counted (metadata ambiguous_parent_count).
- *  6. Capture health (spec 6.6) over the selected operations' tracks.
+ *  6. Capture health over the selected operations' tracks.
  * build_samples.c then attributes samples; this file assembles the model.
  */
 #include "report/build_int.h"
@@ -328,7 +328,7 @@ static df_errkind require_operations(const df__build *b, df_error *err) {
 /* ------------------------------------------------------------------------ */
 /* Semantic nodes.                                                           */
 
-/* semantic_kind (spec 2.2, first match). */
+/* semantic_kind: the first rule that matches decides. */
 static df_diag_semantic_kind semantic_kind(const df__build *b, const df__bslice *s, bool root) {
     const char *name = tstr(b, s->name);
     if (root) return DF_DIAG_SEM_OPERATION;
@@ -381,7 +381,7 @@ static df_errkind make_nodes(df__build *b, df_error *err) {
 }
 
 /* ------------------------------------------------------------------------ */
-/* Parent selection (spec 2.3).                                              */
+/* Parent selection.                                                         */
 
 /* Relation 0: nearest semantic ancestor slice of the same operation on the same track. */
 static int32_t parent_by_slice(const df__build *b, const df__bnode *n) {
@@ -536,7 +536,7 @@ static df_errkind choose_parents(df__build *b, df_error *err) {
 }
 
 /* ------------------------------------------------------------------------ */
-/* Capture health (spec 6.6) over the selected operations' tracks.           */
+/* Capture health over the selected operations' tracks.                     */
 
 typedef struct health {
     int64_t missing_identity, crossing_worker, crossing_planning, crossing_exec, invalid_planning, invalid_exec,
@@ -719,7 +719,7 @@ static df_errkind emit_semantics(df__build *b, df_error *err) {
         r->str[DF_REPORT_S_NAME] = model_str(b, tstr(b, s->name), &failed);
         r->str[DF_REPORT_S_KIND] = n->kind;
         for (int k = 2; k < DF_REPORT_S_COUNT; k++) r->str[k] = model_str(b, df__build_arg_str(b, &s->args, strmap[k]), &failed);
-        /* An incomplete node has no fabricated completion (spec 2.2). */
+        /* An incomplete node has no result: none is made up for it. */
         if (s->dur < 0) r->str[DF_REPORT_S_RESULT] = 0;
         r->direct_samples = n->direct;
         r->inclusive_samples = n->inclusive;
@@ -852,7 +852,7 @@ df_errkind df_report_build_from_trace(const void *bytes, size_t len, const df_re
 }
 
 /* ------------------------------------------------------------------------ */
-/* Capture health without a model (spec 6.6).                                */
+/* Capture health without a model.                                          */
 
 /* Result-bearing semantic slices without a terminal result (the same rule as the model's metadata). */
 static int64_t missing_results(const df__build *b) {

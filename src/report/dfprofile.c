@@ -13,7 +13,7 @@
  * values are zero with a presence flag, padding is zero, strings are
  * renumbered in first-use order: one model has exactly one encoding, and
  * decoding then re-encoding reproduces the bytes.  The decoded model is
- * validated (spec 2.9) before it is returned.
+ * validated before it is returned.
  */
 #include "report/report_int.h"
 

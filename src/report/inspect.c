@@ -1,5 +1,5 @@
 /*
- * The terminal inspector (spec 4.3 one-shot views, 4.4 line commands).
+ * The terminal inspector: one-shot views and line commands.
  *
  * State: a context (operation roots, one semantic node or one function
  * node), sort, filter, limit, depth and the two view switches.  Rendering
@@ -146,7 +146,7 @@ static bool parse_sort(const char *s, df_report_sort *out) {
     return false;
 }
 
-/* Effective sort of the current context (spec 2.8: for function lists duration means inclusive-cpu). */
+/* Effective sort of the current context (for function lists, duration means inclusive CPU samples). */
 static df_report_sort effective_sort(const df_report_inspector *in, bool functions) {
     df_report_sort s = in->sort;
     if (s == DF_REPORT_SORT_DEFAULT) s = in->ctx == CTX_FUNCTION ? DF_REPORT_SORT_INCLUSIVE : DF_REPORT_SORT_DURATION;

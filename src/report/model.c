@@ -1,5 +1,5 @@
 /*
- * The ranked model: lifetime, validation (spec 2.9) and the derived index.
+ * The ranked model: lifetime, validation and the derived index.
  *
  * Validation and indexing are one pass because most invariants are about
  * relations that the index resolves anyway (a parent that must exist, an
@@ -211,7 +211,7 @@ static df_errkind check_metadata(const df_report_profile *p, df_error *err) {
     return DF_OK;
 }
 
-/* Field names of semantic records (spec 2.5); the identity fields are named after their debug annotations. */
+/* Field names of semantic records; the identity fields are named after their debug annotations. */
 static const char *sem_field_name(int f) {
     switch (f) {
     case DF_REPORT_S_NAME: return "name";
@@ -555,7 +555,7 @@ static bool children_csr(const int32_t *parent, const uint8_t *hidden, size_t n,
     return true;
 }
 
-/* Self-sum, inclusive fold and compaction (spec 2.6), children before parents. */
+/* Self-sum, inclusive fold and compaction, children before parents. */
 static df_errkind function_counts(const df_report_profile *p, df_report_index *ix, df_error *err) {
     size_t n = p->nfns;
     if (!children_csr(ix->fn_parent, NULL, n, &ix->fchild_start, &ix->fchild_list)) return oom(err);

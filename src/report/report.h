@@ -2,8 +2,7 @@
  * report: ranked profile reports built from diagnostics traces.
  *
  * A Perfetto trace written by src/diag (spans + native CPU samples) is
- * decoded and folded into a *ranked model* (reference diagnostics-spec
- * section 2): exact semantic nodes (operations, phases, stages, query
+ * decoded and folded into a *ranked model*: exact semantic nodes (operations, phases, stages, query
  * planning, scan-output waits, details) with wall-clock durations, the
  * classification of every eligible CPU sample (direct / ambiguous /
  * unattributed), per-node native function trees with self and inclusive
@@ -16,12 +15,13 @@
  *   - the self-contained HTML report (docs/profile-report.md),
  *   - the terminal inspector (one-shot views and line commands),
  *   - the side-by-side diff of two profiles.
- * Validation invariants (spec 2.9) are checked when a model is built,
+ * Validation invariants (bounds, consistency, sample conservation) are
+ * checked when a model is built,
  * before it is written and after it is read.
  *
  * Nothing here prints, exits or aborts.  Failures return a df_errkind and
- * fill `err` with a phase (spec 4.1: "input", "health",
- * "aggregate_validation", "serialization", "output") and a specific kind
+ * fill `err` with a phase ("input", "health", "aggregate_validation",
+ * "serialization", "output": the CLI maps each to its exit code) and a specific kind
  * of df_errkinds.def (df_errkind_name: "invalid_artifact_magic").
  */
 #ifndef DF_REPORT_REPORT_H
@@ -36,7 +36,7 @@
 /* A ranked model (immutable once built or read). */
 typedef struct df_report_profile df_report_profile;
 
-/* Bounds of the model (spec 2.9). */
+/* Bounds of the model, checked by validation. */
 #define DF_REPORT_MAX_SEMANTICS 500000u
 #define DF_REPORT_MAX_FUNCTIONS 500000u
 /* Longest semantic string field and module/source path, in characters. */
@@ -90,7 +90,7 @@ df_errkind df_report_build_from_trace_file(const char *path, const df_report_bui
 void df_report_profile_destroy(df_report_profile *p);
 
 /* ------------------------------------------------------------------------ */
-/* Capture health (reference diagnostics-spec 6.6).                          */
+/* Capture health: the reference implementation's one-row health summary.   */
 
 /* One health row; columns in the reference's order (df_report_health_csv). */
 typedef struct df_report_health {
@@ -102,7 +102,7 @@ typedef struct df_report_health {
     int64_t planning_activity_slice_count; /* planning activities */
     int64_t execution_activity_slice_count; /* Await Delta scan output spans */
     int64_t truncation_marker_count;       /* activity budget reached (not loss) */
-    int64_t missing_identity_field_count;  /* see the spec */
+    int64_t missing_identity_field_count;  /* identity fields a slice of its kind must carry but lacks */
     int64_t missing_terminal_result_count; /* result-bearing slices without a result */
     int64_t crossing_worker_slice_count;
     int64_t crossing_planning_activity_slice_count;
@@ -142,7 +142,7 @@ df_errkind df_report_capture_health_file(const char *path, const df_report_build
 df_errkind df_report_health_csv(const df_report_health *h, df_buf *out, df_error *err);
 
 /*
- * Checks the validation invariants of spec 2.9 (bounds, metadata
+ * Checks the validation invariants of the model (bounds, metadata
  * consistency, intervals, structure, sample conservation and folds).
  * DF_OK, or DF_ERR_INVALID_RANKED_PROFILE with a stable message such as
  * "semantic ID 3 direct sample count 7 does not equal classified native
@@ -237,7 +237,7 @@ df_errkind df_report_render_diff_html(const df_report_profile *a, const df_repor
                                       const char *label_b, df_buf *out, df_error *err);
 
 /* ------------------------------------------------------------------------ */
-/* Terminal inspector (spec 4.3 / 4.4).                                      */
+/* Terminal inspector: one-shot views and line-oriented commands.           */
 
 typedef enum df_report_sort {
     DF_REPORT_SORT_DEFAULT = 0,   /* duration for semantic contexts, inclusive-cpu for functions */
@@ -268,20 +268,21 @@ typedef struct df_report_inspector df_report_inspector;
  * the options first (phase "argument"): DF_ERR_INVALID_LIMIT,
  * DF_ERR_INVALID_DEPTH, DF_ERR_INVALID_FILTER, DF_ERR_INCOMPATIBLE_SELECTORS,
  * DF_ERR_INCOMPATIBLE_SORT, DF_ERR_SEMANTIC_NOT_FOUND,
- * DF_ERR_FUNCTION_NOT_FOUND, with the CLI messages of spec 4.1.  *out = NULL
+ * DF_ERR_FUNCTION_NOT_FOUND, with the messages the CLI prints.  *out = NULL
  * on failure.
  */
 df_errkind df_report_inspector_create(const df_report_profile *p, const df_report_inspect_options *opts,
                                       df_report_inspector **out, df_error *err);
 
-/* Appends the current view (spec 4.3 layout) to `out`. */
+/* Appends the current view (the one-shot layout of `inspect`) to `out`. */
 df_errkind df_report_inspector_render(df_report_inspector *in, df_buf *out, df_error *err);
 
 /*
  * Runs one interactive command line (already stripped of its newline; at
  * most 1024 bytes, checked by the caller or here) and appends its response
  * (without the end marker) to `out`.  *quit is set by `quit`.  A command the
- * user got wrong returns DF_ERR_INTERACTIVE_COMMAND with the spec 4.4 message
+ * user got wrong returns DF_ERR_INTERACTIVE_COMMAND with the message shown to
+ * the user
  * and leaves the state unchanged.
  */
 df_errkind df_report_inspector_command(df_report_inspector *in, const char *line, size_t len, df_buf *out,
@@ -294,7 +295,7 @@ void df_report_inspector_destroy(df_report_inspector *in);
 /* Helpers shared with the programs.                                         */
 
 /*
- * Compact symbol name (spec 2.7): `<tokio::...::BlockingTask<F> as
+ * Compact symbol name: `<tokio::...::BlockingTask<F> as
  * core::future::Future>::poll` -> `BlockingTask::poll`.  Appends to `out`.
  */
 df_errkind df_report_compact_symbol(const char *symbol, size_t len, df_buf *out, df_error *err);

@@ -12,7 +12,7 @@
 #include "diag/names.h" /* the diagnostics vocabulary (header-only) */
 #include "report/report.h"
 
-/* The ranked schema version the model follows (spec 2, "schema version 3"). */
+/* The ranked schema version the model follows (schema_version in the artifact header). */
 #define DF_REPORT_SCHEMA_VERSION 3u
 /* Most strings a model may hold (ids are uint32). */
 #define DF_REPORT_MAX_STRINGS (4u * 1024u * 1024u)
@@ -23,12 +23,12 @@
 #define DF_REPORT_MAX_INTERVALS 2000000u
 /* Intervals kept per lane (closest gaps are merged beyond it). */
 #define DF_REPORT_LANE_INTERVALS 1024u
-/* The model's units (spec 2.9: exact) and the name of a frame without a symbol (spec 2.5). */
+/* The model's units (validation requires exactly these) and the name of a frame without a symbol. */
 #define DF_REPORT_TIME_UNIT "nanoseconds"
 #define DF_REPORT_SAMPLE_UNIT "samples"
 #define DF_REPORT_UNRESOLVED_FRAME "[unresolved]"
 
-/* True if time_semantics `ts` (may be NULL) makes a slice a semantic node: wall_clock or lifecycle (spec 2.2). */
+/* True if time_semantics `ts` (may be NULL) makes a slice a semantic node: wall_clock or lifecycle. */
 static inline bool df__report_semantic_time(const char *ts) {
     df_diag_time_semantics t = df_diag_time_semantics_from_name(ts);
     return t == DF_DIAG_TS_WALL_CLOCK || t == DF_DIAG_TS_LIFECYCLE;
@@ -77,7 +77,7 @@ static inline uint32_t df__report_strlen(const df_report_strings *s, uint32_t id
 /* ------------------------------------------------------------------------ */
 /* Records.                                                                  */
 
-/* Optional identity fields of semantic nodes and samples (spec 2.2). */
+/* Optional identity fields of semantic nodes and samples. */
 enum {
     DF_REPORT_ID_QUERY = 0,     /* query_execution_id */
     DF_REPORT_ID_LANE = 1,      /* worker_lane_id */
@@ -89,7 +89,7 @@ enum {
     DF_REPORT_ID_COUNT = 7
 };
 
-/* String fields of semantic nodes, in spec 2.2 order. */
+/* String fields of semantic nodes, in the model's (and the artifact's) order. */
 enum {
     DF_REPORT_S_NAME = 0,
     DF_REPORT_S_KIND = 1,            /* semantic_kind */
@@ -114,7 +114,7 @@ enum {
 #define DF_REPORT_SEM_HAS_ID(i) (1u << (DF_REPORT_SEM_ID_SHIFT + (i)))
 #define DF_REPORT_SEM_FLAGS_KNOWN (DF_REPORT_SEM_HAS_PARENT | DF_REPORT_SEM_COMPLETE | (0x7Fu << DF_REPORT_SEM_ID_SHIFT))
 
-/* Per-node native stack classes (spec 2.5). */
+/* Per-node native stack classes. */
 enum {
     DF_REPORT_STACK_RESOLVED = 0,
     DF_REPORT_STACK_UNRESOLVED = 1,
@@ -123,7 +123,7 @@ enum {
     DF_REPORT_STACK_CLASSES = 4
 };
 
-/* One semantic node (spec 2.2).  Absent values are stored as 0. */
+/* One semantic node.  Absent values are stored as 0. */
 typedef struct df_report_semantic {
     int64_t semantic_id;         /* identity, unique in the model */
     int64_t parent_semantic_id;  /* with DF_REPORT_SEM_HAS_PARENT */
@@ -146,7 +146,7 @@ enum {
 };
 #define DF_REPORT_FN_FLAGS_KNOWN (DF_REPORT_FN_HAS_PARENT | DF_REPORT_FN_HAS_LINE)
 
-/* One native call-tree node owned by a semantic node (spec 2.5). */
+/* One native call-tree node owned by a semantic node. */
 typedef struct df_report_function {
     int64_t semantic_id;         /* owning semantic node */
     int64_t function_id;         /* call-path node id (shared across semantic nodes) */
@@ -182,7 +182,7 @@ typedef struct df_report_interval {
     int64_t end_ns;   /* end (>= begin) */
 } df_report_interval;
 
-/* Health and coverage metadata (spec 2.1), plus our attribution counters. */
+/* Health and coverage metadata, plus our attribution counters. */
 typedef struct df_report_metadata {
     bool capture_complete;        /* semantic data complete, finalization seen, no loss */
     bool semantic_complete;       /* roots, identities, nesting and buffers intact */
@@ -254,14 +254,14 @@ typedef struct df_report_index {
     uint32_t *fn_end;
     int32_t *fn_parent;        /* full-tree parent position, -1 for roots */
     int32_t *fn_compact_parent;/* nearest non-collapsed ancestor, -1 for compact roots */
-    uint8_t *fn_hidden;        /* 1 if collapsed in the compact view (spec 2.6) */
+    uint8_t *fn_hidden;        /* 1 if collapsed in the compact view */
     uint32_t *fn_depth;        /* depth in the full tree (roots 0) */
     uint32_t *fchild_start;    /* CSR of full-tree children (function positions) */
     uint32_t *fchild_list;
     uint32_t *cchild_start;    /* CSR of compact-tree children */
     uint32_t *cchild_list;
     uint32_t *fn_owner;        /* semantic position owning each function */
-    char **sem_display;        /* display names (spec 2.2), in `arena` */
+    char **sem_display;        /* display names, in `arena` */
     uint32_t *compact_name;    /* per model string id used as a function name: id in `derived` of its compact symbol */
     df_arena arena;            /* display names */
     df_report_strings derived; /* compact symbols (ids local to this table) */
@@ -286,7 +286,7 @@ struct df_report_profile {
 df_report_profile *df__report_profile_new(void);
 
 /*
- * Validates the records (spec 2.9) and builds the index.  Used after build
+ * Validates the records and builds the index.  Used after build
  * and after decode; df_report_validate() runs the same checks on a copy of
  * the index.  DF_ERR_INVALID_RANKED_PROFILE with the stable validation message.
  */
@@ -329,12 +329,13 @@ df_errkind df__report_compact_symbol(const char *sym, size_t len, df_buf *out);
 /* Last path segment of a mapping path (<= 255 bytes, drive forms dropped); [*off, *off+*n) of path, n 0 = none. */
 void df__report_module_name(const char *path, size_t len, size_t *off, size_t *n);
 /*
- * Normalised source path (spec 2.5 host normaliser) into out; returns
- * false when the path must be dropped (unsafe).
+ * Normalised source path into out: from the last project marker segment
+ * (such as `src`) on, else the basename, so no machine-specific prefix
+ * remains; returns false when the path must be dropped (unsafe).
  */
 bool df__report_source_path(const char *path, size_t len, df_buf *out);
 /*
- * Appends `s` escaped for the terminal (spec 4.3): \ and " escaped, control
+ * Appends `s` escaped for the terminal: \ and " escaped, control
  * and bidi/zero-width characters as \u{HEX}.
  */
 df_errkind df__report_term_escape(df_buf *out, const char *s, size_t len);
@@ -346,7 +347,7 @@ df_errkind df__report_html_escape(df_buf *out, const char *s, size_t len);
 /* ------------------------------------------------------------------------ */
 /* Model builder internals shared with tests.                                */
 
-/* Display name of a semantic node into out (spec 2.2 bounding). */
+/* Display name of a semantic node into out (bounded to DF_REPORT_MAX_FIELD_CHARS). */
 df_errkind df__report_display_name(const df_report_profile *p, const df_report_semantic *s, df_buf *out);
 
 #endif

@@ -1,6 +1,6 @@
 /*
- * View helpers over names: compact native symbols (spec 2.7), mapping
- * basenames and source-path normalisation (spec 2.5), and the three
+ * View helpers over names: compact native symbols, mapping basenames and
+ * source-path normalisation, and the three
  * escapings the renderers need (terminal, JSON inside <script>, HTML).
  *
  * Compact symbols.  A demangled symbol is scanned once, left to right, with
@@ -120,7 +120,7 @@ static void trim(const char **s, size_t *n) {
     while (*n && is_space((*s)[*n - 1])) (*n)--;
 }
 
-/* Reduces an owner to its type name (step 4 of spec 2.7). */
+/* Reduces an owner to its type name: `<T as Trait>` to T, then without its path, return type or `&`/`*`/`mut`. */
 static void owner_name(const char **ps, size_t *pn) {
     const char *s = *ps;
     size_t n = *pn;

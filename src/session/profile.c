@@ -3,8 +3,8 @@
  * profiles (RankedProfileConfig) and the whole-process capture started by
  * init_perfetto_diagnostics() under capture-workload.
  *
- * Ranked profile (reference diagnostics-spec 7.3, adapted to an in-process
- * capture): check and resolve the outputs, make a private temporary
+ * Ranked profile (the reference implementation's lifecycle, with an
+ * in-process capture): check and resolve the outputs, make a private temporary
  * directory beside the report, start an operation-scoped capture (only the
  * calling thread's operations, with a capture_scope_id) writing the raw
  * trace there; at finish stop it, build the ranked model restricted to the

@@ -1,7 +1,7 @@
 """sqllogictest conformance runner for the SQL engine.
 
-Runs the DataFusion sqllogictest subset in ../shared/testdata/slt (see its
-README) through libdftest: every file in a fresh catalog, records top to
+Runs the subset of DataFusion's sqllogictest files found in
+../shared/testdata/slt through libdftest: every file in a fresh catalog, records top to
 bottom.  Queries run on the engine and their results are rendered the way
 DataFusion's runner renders them (NULL, (empty), floats rounded to 12
 decimals, ...), then compared with the expected rows (and the column type

@@ -2,9 +2,8 @@
 
 A Python workload previews a 5,000,000-row datagen table (a full scan:
 the filter keeps almost nothing) under capture-workload at 1000 Hz.  The
-trace must load the way Perfetto's tools need it (see
-reference/perfetto-notes.md, checked by test_diag_trace.Decoded), show the
-semantic track tree of the guide, close every slice, carry about one
+trace must load the way Perfetto's tools need it (as test_diag_trace.Decoded
+checks), show the semantic track tree of docs/diagnostics.md, close every slice, carry about one
 sample per millisecond of the workload's CPU, and resolve its stacks to
 our functions: the Parquet decoding functions appear on the scan's worker.
 """

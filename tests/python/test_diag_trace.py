@@ -1,7 +1,9 @@
 """Perfetto traces written by src/diag, decoded with Perfetto's published
-protos (PyPI `perfetto`) and checked for what trace_processor needs
-(reference/perfetto-notes.md) and for the semantic track/slice model of the
-reference diagnostics spec section 1.
+protos (PyPI `perfetto`) and checked for what trace_processor needs (every
+sequence's incremental state and interned ids resolve, clock snapshots and
+service events, unpacked callstack frame ids) and for the semantic
+track/slice model (track tree, operation/phase/stage slices, worker lanes,
+context slices, exact sample attribution).
 
 The traces come from the C tool tests/unit/diag/diag_trace_tool (built by
 meson; set DIAG_TRACE_TOOL to choose one), which runs a synthetic preview and
@@ -321,7 +323,7 @@ def test_trace_file_is_private_and_not_overwritten(trace_tool, tmp_path):
 
 
 # ---------------------------------------------------------------------------
-# The semantic track tree (spec 1.2).
+# The semantic track tree: names, UUIDs and ranks.
 
 
 def test_track_tree_names_uuids_and_ranks(sampled):
@@ -371,7 +373,7 @@ def test_track_tree_names_uuids_and_ranks(sampled):
 
 
 # ---------------------------------------------------------------------------
-# Slices and their arguments (spec 1.4).
+# Slices and their identity arguments.
 
 
 def test_operation_phase_and_stage_slices(sampled):
@@ -513,7 +515,7 @@ def test_context_slices_on_thread_tracks(sampled):
 
 
 # ---------------------------------------------------------------------------
-# Native samples (section 6 / DESIGN: exact attribution).
+# Native samples: each belongs to the span its thread was in when it was taken.
 
 
 def innermost_context(dec, tid, ts):

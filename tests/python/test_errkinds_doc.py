@@ -63,8 +63,8 @@ def test_check_mode_detects_a_stale_table(gen, entries):
         gen.parse_def('X(DF_ERR_BROKEN, "broken")\n')
 
 
-# Kinds of the reference diagnostics specification (sections 3.1, 4.1, 6 and
-# 7) that this implementation raises: they must be spelled as there.
+# Diagnostics kinds of the reference implementation (deltafunnel 0.6.0) that
+# this implementation raises: they must be spelled as there.
 REFERENCE_DIAGNOSTICS_KINDS = [
     ("missing_command", "argument"), ("unknown_command", "argument"), ("missing_input", "argument"),
     ("missing_output_value", "argument"), ("duplicate_output", "argument"),

@@ -1,6 +1,6 @@
 """SQL Server output API without a server: argument validation with the
 reference's (phase, kind) and messages, reprs, dry-run reports and
-write_all option checks (core-spec 1.6, 1.8, 1.9, 5.2, 5.3, 6.1, 10.4)."""
+write_all option checks."""
 
 import inspect
 

@@ -1,6 +1,8 @@
-"""The reference's SQL Server scenarios (core-spec 10.2 and 10.3),
-re-expressed against the loopback peer, plus type mapping round trips for
-the schema_options policies (core-spec 4)."""
+"""The reference implementation's SQL Server scenarios (the three load
+modes, default and overridden connections, profiles, progress, write_all
+with shared aliases, failed and skipped outputs), re-expressed against the
+loopback peer, plus type mapping round trips for the schema_options
+policies."""
 
 import datetime
 import decimal

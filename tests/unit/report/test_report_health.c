@@ -1,5 +1,5 @@
 /*
- * Unit tests for the capture-health row (reference diagnostics-spec 6.6):
+ * Unit tests for the capture-health row:
  * complete, incomplete, truncated and operation-less traces, traces cut
  * short mid-packet, missing identities (counted, not refused) and the CSV
  * layout.

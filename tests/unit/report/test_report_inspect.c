@@ -1,8 +1,8 @@
 /*
- * Terminal inspector: the exact one-shot layout (spec 4.3), health block,
+ * Terminal inspector: the exact one-shot layout, health block,
  * selections, function views, limits with the reserved function row,
  * filters, sorts, escaping of hostile names, option validation, and the
- * interactive commands (spec 4.4).
+ * interactive commands.
  */
 #include "report_test_util.h"
 

@@ -1,7 +1,7 @@
 /*
- * View helpers: compact native symbols (reference spec 2.7 acceptance
- * examples plus C and C++ cases), mapping basenames, source-path
- * normalisation (spec 2.5 table), and the terminal / JSON / HTML escapes.
+ * View helpers: compact native symbols (the reference implementation's
+ * Rust examples plus C and C++ cases), mapping basenames, source-path
+ * normalisation, and the terminal / JSON / HTML escapes.
  */
 #include "report_test_util.h"
 
