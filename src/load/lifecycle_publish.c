@@ -69,7 +69,11 @@ df_errkind df__wrun_finalize_step(df_wrun *r, df_error *err) {
     return k == DF_OK ? DF_OK : df__stage_run_fail(&r->stages, WSTEP_FINALIZE, k, err);
 }
 
-/* Target validation (core-spec 3.7); the counts run inside the load's isolation (staging or transaction). */
+/*
+ * Target validation (row counts per the validation mode: disabled,
+ * validate_if_possible, require); the counts run inside the load's
+ * isolation (staging or transaction).
+ */
 df_errkind df__wrun_validation_step(df_wrun *r, df_error *err) {
     bool replace = r->spec->mode == DF_LOAD_REPLACE;
     if (!strcmp(r->vmode, "disabled")) {
@@ -123,7 +127,10 @@ df_errkind df__wrun_validation_step(df_wrun *r, df_error *err) {
     return DF_OK;
 }
 
-/* The application lock resource of the target (core-spec 3.5 naming). */
+/*
+ * The application lock resource of the target: "delta-funnel:replace:" and
+ * the quoted target, cut with a hash suffix to sp_getapplock's 255 characters.
+ */
 static df_errkind lock_sql(df_wrun *r, df_buf *out, df_error *err) {
     char res[300];
     int n = snprintf(res, sizeof res, "delta-funnel:replace:%s", r->plan.quoted_target);

@@ -26,7 +26,7 @@
  * Each step is a diagnostics stage of the operation (owner = output), so
  * the report's phase timings and the trace come from the same spans.
  * Output failures are returned as DF_ERR_MSSQL_WRITE_PHASE with the
- * reference's failure context (core-spec 5.5).
+ * reference implementation's failure context (the partial report inside).
  */
 #include "load/write_run_int.h"
 

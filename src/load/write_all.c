@@ -1,5 +1,5 @@
 /*
- * write_all: several outputs in one call (core-spec 6).
+ * write_all: several outputs in one call.
  *
  *   1. options and requests are checked (no I/O);
  *   2. every output is planned (output_planning) before anything runs;

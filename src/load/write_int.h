@@ -57,7 +57,7 @@ typedef struct df_write_plan {
 
 /*
  * Maps an output schema to SQL Server columns with the session's schema
- * policies (core-spec 4.1) and renders the DDL for `mode`.  Errors are the
+ * policies and renders the DDL for `mode`.  Errors are the
  * reference's planning errors: DF_ERR_MSSQL_SCHEMA_PLANNING (with context
  * {"diagnostics": [...]}), DF_ERR_DUPLICATE_MSSQL_OUTPUT_FIELD,
  * DF_ERR_MSSQL_DDL_PLANNING (no columns), DF_ERR_MSSQL_DDL_TARGET_IDENTIFIER.
@@ -132,8 +132,8 @@ typedef struct df_write_ctx {
 /* The outcome of one output (write_all keeps these for its report). */
 typedef struct df_write_result {
     bool ok;                         /* the output succeeded */
-    char *report;                    /* execute report JSON object (5.4), owned */
-    char *context;                   /* failure context JSON (5.5) or NULL, owned */
+    char *report;                    /* execute report JSON object, owned */
+    char *context;                   /* failure context JSON or NULL, owned */
     char *summary;                   /* on failure: the sanitized message, owned */
     df_wtimings timings;             /* the report's phase timings */
     int64_t output_rows;             /* exact rows, or partial count on failure */
@@ -162,7 +162,7 @@ df_errkind df__write_plan_output(const df_output_spec *spec, const df_schema *sc
 df_errkind df__write_run(const df_output_spec *spec, const df_write_options *opts, const df_write_ctx *ctx,
                          df_write_result *res, df_error *err);
 
-/* Dry-run report of one output (5.2) appended to `w`. */
+/* Dry-run report of one output appended to `w`. */
 df_errkind df__write_dry_run_report(const df_output_spec *spec, df_json_writer *w, df_error *err);
 
 /* Emits a log event (no-op without a sink).  fields_json may be NULL. */
@@ -201,7 +201,7 @@ void df__wpool_abort(df_wpool *p);
 /* Payload bytes sent so far by all workers. */
 int64_t df__wpool_bytes(df_wpool *p);
 
-/* Source reports (5.1) for every registered source of `s`; `used[i]` lists output names per source. */
+/* Source reports for every registered source of `s`; `used[i]` lists output names per source. */
 typedef struct df_source_usage {
     int32_t nnames;                  /* outputs using the source */
     const char **names;              /* output names (borrowed), owned array */

@@ -1,6 +1,6 @@
 /*
  * SQL Server write planning: Arrow output schema -> SQL Server columns and
- * DDL, with the session's schema_options policies (core-spec 4.1).  No I/O.
+ * DDL, with the session's schema_options policies.  No I/O.
  *
  * Every column is mapped independently; problems are collected as
  * diagnostics ({severity, code, message, field{index,name}}) and any error

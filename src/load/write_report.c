@@ -1,7 +1,7 @@
 /*
  * Report pieces shared by single writes, write_all and dry runs: phase
  * timings, status and count shapes, output schemas, lineage (which sources
- * an output reads) and source reports (core-spec 5.1, 5.2).  Keys are
+ * an output reads) and source reports.  Keys are
  * written in sorted order, as the reference's reports are.
  */
 #include "load/write_run_int.h"
@@ -494,7 +494,7 @@ static df_errkind profile_json(df_wrun *r, char **out, df_error *err) {
     return k;
 }
 
-/* The execute report (5.4) of the run so far. */
+/* The execute report of the run so far. */
 df_errkind df__wrun_build_report(df_wrun *r, bool failed, const df_wtimings *ts, df_buf *out, df_error *err) {
     bool append = r->spec->mode == DF_LOAD_APPEND_EXISTING;
     char *profile = NULL;
@@ -551,7 +551,7 @@ df_errkind df__wrun_build_report(df_wrun *r, bool failed, const df_wtimings *ts,
     return k != DF_OK ? k : k2;
 }
 
-/* The failure context (5.5) embedding the report. */
+/* The failure context embedding the report. */
 df_errkind df__wrun_build_context(df_wrun *r, const df_wtimings *report_ts, const char *report, df_buf *out,
                                 df_error *err) {
     df_wtimings writer_ts;
