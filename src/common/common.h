@@ -26,6 +26,17 @@
 __extension__ typedef __int128 df_i128;
 __extension__ typedef unsigned __int128 df_u128;
 
+/*
+ * Test-only: a process-wide hook that rewrites, in place, every message text
+ * df_error_set/df_error_setv record and every prefix df_error_prefix adds
+ * (`size` is the buffer size, the text stays NUL-terminated).  Tests turn it
+ * on to prove that no kind, phase or diagnostics code depends on a
+ * message's wording; NULL (the default) turns it off.  Never set outside
+ * tests.
+ */
+typedef void (*df__error_message_scrambler)(char *text, size_t size);
+void df__error_set_message_scrambler(df__error_message_scrambler fn);
+
 /* Shorthand for the most common failure. */
 #define DF_OOM(err) df_error_set((err), DF_ERR_OUT_OF_MEMORY, "out of memory")
 

@@ -1,5 +1,6 @@
 /* Unit tests for src/common: errors, arenas, buffers, UTF-8, thread pool. */
 #include "df_test.h"
+#include "df_scramble.h"
 
 #include "common/common.h"
 #include "common/thread_pool.h"
@@ -37,6 +38,59 @@ DF_TEST(error_message_truncates_without_overflow) {
     DF_ASSERT_EQ_INT(strlen(err.message), DF_ERROR_MESSAGE_SIZE - 1);
     df_error_prefix(&err, "context %d", 7);
     DF_ASSERT(strncmp(err.message, "context 7: aaa", 14) == 0);
+    df_error_clear(&err);
+}
+
+DF_TEST(error_subkind_is_set_explicitly_and_reset_by_each_error) {
+    df_error err = {0};
+    df_error_set(&err, DF_ERR_VALUE_CONVERSION, "column c row 0: value too long for the column");
+    DF_ASSERT_EQ_INT(err.subkind, DF_OK);
+    df_error_set_subkind(&err, DF_ERR_VALUE_TOO_LONG);
+    df_error_set_code(&err, 8152);
+    df_error_prefix(&err, "write_batch");
+    DF_ASSERT_EQ_INT(err.subkind, DF_ERR_VALUE_TOO_LONG); /* a prefix keeps the classification */
+    DF_ASSERT_EQ_INT(err.code, 8152);
+    df_error moved = {0};
+    df_error_move(&moved, &err);
+    DF_ASSERT_EQ_INT(moved.subkind, DF_ERR_VALUE_TOO_LONG);
+    DF_ASSERT_EQ_INT(err.subkind, DF_OK);
+    df_error_set(&moved, DF_ERR_INTERNAL, "another failure");
+    DF_ASSERT_EQ_INT(moved.subkind, DF_OK);
+    DF_ASSERT_EQ_INT(moved.code, 0);
+    df_error_clear(&moved);
+    /* The finer kinds are kinds like the others: a name, a default phase. */
+    DF_ASSERT_EQ_STR(df_errkind_name(DF_ERR_VALUE_TOO_LONG), "value_too_long");
+    DF_ASSERT_EQ_STR(df_errkind_default_phase(DF_ERR_VALUE_TOO_LONG), "write_batch");
+    DF_ASSERT_EQ_STR(df_errkind_name(DF_ERR_TDS_TRUNCATED), "tds_truncated");
+}
+
+DF_TEST(message_scrambler_rewrites_every_message_and_prefix) {
+    df_error err = {0};
+    df_test_scramble_messages(true);
+    df_error_set(&err, DF_ERR_MSSQL_CONNECT, "TCP connection to SQL Server failed: %s", "Connection refused");
+    DF_ASSERT_EQ_STR(err.message, "~GPC pbaarpgvba gb FDY Freire snvyrq: Pbaarpgvba ershfrq~");
+    DF_ASSERT_EQ_INT(err.kind, DF_ERR_MSSQL_CONNECT);
+    DF_ASSERT_EQ_STR(err.phase, "connect");
+    df_error_prefix(&err, "output %d", 1);
+    char plain[DF_ERROR_MESSAGE_SIZE];
+    df_test_unscramble(err.message, plain, sizeof plain);
+    DF_ASSERT_EQ_STR(plain, "output 1: TCP connection to SQL Server failed: Connection refused");
+    /* A message quoted inside another one unscrambles layer by layer. */
+    char inner[DF_ERROR_MESSAGE_SIZE];
+    snprintf(inner, sizeof inner, "%s", err.message);
+    df_error_set(&err, DF_ERR_MSSQL_WRITE_PHASE, "connect failed: %s (%s)", inner, "mssql_connect");
+    df_test_unscramble(err.message, plain, sizeof plain);
+    DF_ASSERT_EQ_STR(plain, "connect failed: output 1: TCP connection to SQL Server failed: Connection refused "
+                            "(mssql_connect)");
+    /* Long messages stay bounded and terminated. */
+    char big[2000];
+    memset(big, 'a', sizeof big - 1);
+    big[sizeof big - 1] = '\0';
+    df_error_set(&err, DF_ERR_INTERNAL, "%s", big);
+    DF_ASSERT_EQ_INT(strlen(err.message), DF_ERROR_MESSAGE_SIZE - 1);
+    df_test_scramble_messages(false);
+    df_error_set(&err, DF_ERR_INTERNAL, "plain again");
+    DF_ASSERT_EQ_STR(err.message, "plain again");
     df_error_clear(&err);
 }
 
