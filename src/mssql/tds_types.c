@@ -28,6 +28,7 @@ df_errkind df__tds_rd_short(const df__tds_rd *r, size_t n, const char *what, df_
     df_error_set(err, DF_ERR_TDS_PROTOCOL, "truncated TDS data: %s needs %zu bytes, %zu left", what, n,
                  df__tds_rd_left(r));
     df_error_set_offset(err, (int64_t)(r->p - r->start));
+    df_error_set_subkind(err, DF_ERR_TDS_TRUNCATED);
     return DF_ERR_TDS_PROTOCOL;
 }
 
