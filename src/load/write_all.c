@@ -315,91 +315,111 @@ static df_errkind plan_select_all(df_catalog *cat, const char *name, df_query **
     return k;
 }
 
+/* One alias's materialization: what its stages share. */
+typedef struct cache_build {
+    wa_run *r;
+    wa_alias *a;
+    const df_write_options *wo;
+    df_query *q;                     /* SELECT * FROM alias in the private catalog, owned */
+    df_batch_stream *stream;         /* owned until drained */
+    df_wcache *cache;                /* owned until it becomes the provider */
+    df_exec_profile *profile;        /* owned reference or NULL */
+} cache_build;
+
+static df_errkind cache_resolve(void *ctx, df_error *err) {
+    cache_build *m = ctx;
+    return plan_select_all(m->r->cat, m->a->entry->alias, &m->q, err);
+}
+
+static df_errkind cache_physical_plan(void *ctx, df_error *err) {
+    cache_build *m = ctx;
+    df_exec_options eo;
+    df__session_exec_options(m->r->s, &eo);
+    eo.execution_profile = m->wo->execution_profile;
+    eo.cancel = m->wo->cancel;
+    /* Traced: the cache alias's query (owner = alias name) and its planning span. */
+    df_diag_query *dq = NULL;
+    df_errkind k = df_diag_query_begin(m->r->op, DF_DIAG_QUERY_WRITE_ALL_CACHE_ALIAS, m->a->entry->alias, &dq, err);
+    eo.diag_query = dq;
+    df_diag_span planning = df_diag_query_planning_begin(dq);
+    if (k == DF_OK) k = df_query_execute(m->q, &eo, &m->stream, err);
+    df_diag_span_end(planning, k == DF_OK ? DF_DIAG_RESULT_OK : DF_DIAG_RESULT_ERROR);
+    return k;
+}
+
+static df_errkind cache_stream_setup(void *ctx, df_error *err) {
+    cache_build *m = ctx;
+    if (m->wo->execution_profile) m->profile = df_exec_stream_profile(m->stream);
+    return df__wcache_new(m->stream->schema, m->r->opts.budget, m->r->opts.spill_dir, &m->cache, err);
+}
+
+static df_errkind cache_collect(void *ctx, df_error *err) {
+    cache_build *m = ctx;
+    df_errkind k;
+    for (;;) {
+        df_batch *b = NULL;
+        k = df_batch_stream_next(m->stream, &b, err);
+        if (k != DF_OK || !b) break;
+        k = df__wcache_add(m->cache, b, err);
+        df_batch_release(b);
+        if (k != DF_OK) break;
+    }
+    df_batch_stream_close(m->stream);
+    m->stream = NULL;
+    return k;
+}
+
+static df_errkind cache_memtable(void *ctx, df_error *err) {
+    cache_build *m = ctx;
+    wa_alias *a = m->a;
+    a->rows = df__wcache_rows(m->cache);
+    a->spilled_bytes = df__wcache_spilled_bytes(m->cache);
+    char fields[256];
+    snprintf(fields, sizeof fields,
+             "{\"memory_bytes\":%lld,\"rows\":%lld,\"spilled_bytes\":%lld,\"table_id\":%lld}",
+             (long long)df__wcache_memory_bytes(m->cache), (long long)a->rows, (long long)a->spilled_bytes,
+             (long long)a->entry->id);
+    df__write_log(m->wo, DF_LOG_INFO, "cache_alias.materialized", fields);
+    df_errkind k = df__wcache_provider(m->cache, &a->provider, err);
+    m->cache = NULL;
+    return k;
+}
+
+static df_errkind cache_install(void *ctx, df_error *err) {
+    cache_build *m = ctx;
+    df_errkind k = df_catalog_unregister(m->r->cat, m->a->entry->alias, err);
+    if (k == DF_OK) k = df_catalog_register_table(m->r->cat, m->a->entry->alias, m->a->provider, err);
+    return k;
+}
+
+/* Stage ids index cache_stages (5 is the materialization total, not a stage of its own). */
+static const df_stage_def cache_stage_defs[] = {
+    {0, DF_DIAG_STAGE_RESOLVE_CACHE_DATAFRAME, 0, NULL, cache_resolve},
+    {1, DF_DIAG_STAGE_BUILD_CACHE_PHYSICAL_PLAN, 0, NULL, cache_physical_plan},
+    {2, DF_DIAG_STAGE_SET_UP_CACHE_STREAMS, 0, NULL, cache_stream_setup},
+    {3, DF_DIAG_STAGE_EXECUTE_AND_COLLECT_CACHE, 0, NULL, cache_collect},
+    {4, DF_DIAG_STAGE_BUILD_CACHE_MEMTABLE, 0, NULL, cache_memtable},
+    {6, DF_DIAG_STAGE_INSTALL_CACHE_ALIAS, 0, NULL, cache_install},
+};
+
 static df_errkind materialize(wa_run *r, wa_alias *a, const df_write_options *wo, df_error *err) {
-    df_query *q = NULL;
-    df_batch_stream *stream = NULL;
-    df_wcache *cache = NULL;
-    df_exec_profile *profile = NULL;
-    df_errkind k = DF_OK;
-    int stage = 0;
-    df_diag_span sp;
-    /* resolution */
-    sp = df_diag_stage_begin(r->op, cache_stages[0].stage, a->owner);
-    k = plan_select_all(r->cat, a->entry->alias, &q, err);
-    df_diag_span_end(sp, k == DF_OK ? DF_DIAG_RESULT_OK : DF_DIAG_RESULT_ERROR);
-    if (k == DF_OK) {
-        stage = 1;
-        sp = df_diag_stage_begin(r->op, cache_stages[1].stage, a->owner);
-        df_exec_options eo;
-        df__session_exec_options(r->s, &eo);
-        eo.execution_profile = wo->execution_profile;
-        eo.cancel = wo->cancel;
-        /* Traced: the cache alias's query (owner = alias name) and its planning span. */
-        df_diag_query *dq = NULL;
-        k = df_diag_query_begin(r->op, DF_DIAG_QUERY_WRITE_ALL_CACHE_ALIAS, a->entry->alias, &dq, err);
-        eo.diag_query = dq;
-        df_diag_span planning = df_diag_query_planning_begin(dq);
-        if (k == DF_OK) k = df_query_execute(q, &eo, &stream, err);
-        df_diag_span_end(planning, k == DF_OK ? DF_DIAG_RESULT_OK : DF_DIAG_RESULT_ERROR);
-        df_diag_span_end(sp, k == DF_OK ? DF_DIAG_RESULT_OK : DF_DIAG_RESULT_ERROR);
-    }
-    if (k == DF_OK) {
-        stage = 2;
-        sp = df_diag_stage_begin(r->op, cache_stages[2].stage, a->owner);
-        if (wo->execution_profile) profile = df_exec_stream_profile(stream);
-        k = df__wcache_new(stream->schema, r->opts.budget, r->opts.spill_dir, &cache, err);
-        df_diag_span_end(sp, k == DF_OK ? DF_DIAG_RESULT_OK : DF_DIAG_RESULT_ERROR);
-    }
-    if (k == DF_OK) {
-        stage = 3;
-        sp = df_diag_stage_begin(r->op, cache_stages[3].stage, a->owner);
-        for (;;) {
-            df_batch *b = NULL;
-            k = df_batch_stream_next(stream, &b, err);
-            if (k != DF_OK || !b) break;
-            k = df__wcache_add(cache, b, err);
-            df_batch_release(b);
-            if (k != DF_OK) break;
-        }
-        df_batch_stream_close(stream);
-        stream = NULL;
-        df_diag_span_end(sp, k == DF_OK ? DF_DIAG_RESULT_OK : DF_DIAG_RESULT_ERROR);
-    }
-    if (k == DF_OK) {
-        stage = 4;
-        sp = df_diag_stage_begin(r->op, cache_stages[4].stage, a->owner);
-        a->rows = df__wcache_rows(cache);
-        a->spilled_bytes = df__wcache_spilled_bytes(cache);
-        char fields[256];
-        snprintf(fields, sizeof fields,
-                 "{\"memory_bytes\":%lld,\"rows\":%lld,\"spilled_bytes\":%lld,\"table_id\":%lld}",
-                 (long long)df__wcache_memory_bytes(cache), (long long)a->rows, (long long)a->spilled_bytes,
-                 (long long)a->entry->id);
-        df__write_log(wo, DF_LOG_INFO, "cache_alias.materialized", fields);
-        k = df__wcache_provider(cache, &a->provider, err);
-        cache = NULL;
-        df_diag_span_end(sp, k == DF_OK ? DF_DIAG_RESULT_OK : DF_DIAG_RESULT_ERROR);
-    }
-    if (k == DF_OK) {
-        stage = 6;
-        sp = df_diag_stage_begin(r->op, cache_stages[6].stage, a->owner);
-        k = df_catalog_unregister(r->cat, a->entry->alias, err);
-        if (k == DF_OK) k = df_catalog_register_table(r->cat, a->entry->alias, a->provider, err);
-        df_diag_span_end(sp, k == DF_OK ? DF_DIAG_RESULT_OK : DF_DIAG_RESULT_ERROR);
-    }
-    df_batch_stream_close(stream);
-    df__wcache_free(cache);
-    if (profile) {
+    cache_build m = {r, a, wo, NULL, NULL, NULL, NULL};
+    df_stage_run sr;
+    df__stage_run_init(&sr, r->op, a->owner, false); /* inside write_all's Execution phase */
+    df_errkind k = df__stage_run_all(&sr, cache_stage_defs, (int)DF_ARRAY_LEN(cache_stage_defs), &m, err);
+    df_batch_stream_close(m.stream);
+    df__wcache_free(m.cache);
+    if (m.profile) {
         df_buf b;
         df_buf_init(&b, 0);
         df_profile_meta meta = {"write_all_cache_alias", -1};
-        if (df_query_profile_json(profile, &meta, &b, NULL) == DF_OK) df_buf_take_text(&b, &a->profile, NULL, NULL);
+        if (df_query_profile_json(m.profile, &meta, &b, NULL) == DF_OK) df_buf_take_text(&b, &a->profile, NULL, NULL);
         df_buf_free(&b);
-        df_exec_profile_release(profile);
+        df_exec_profile_release(m.profile);
     }
-    df_query_free(q);
+    df_query_free(m.q);
     if (k != DF_OK) {
-        a->failed_stage = stage;
+        a->failed_stage = sr.failed;
         a->status = "failed";
     }
     return k;

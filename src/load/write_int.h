@@ -144,7 +144,10 @@ typedef struct df_write_result {
 
 void df__write_result_clear(df_write_result *r);
 
-/* Plans one output (no I/O): fills the plan and the planning timings. */
+/* True for NULL, "" and text of ASCII whitespace only (output_spec.c). */
+bool df__write_is_blank(const char *s);
+
+/* Plans one output (no I/O): fills the plan and the planning timings (write_plan.c). */
 df_errkind df__write_plan_output(const df_output_spec *spec, const df_schema *schema, df_write_plan *plan,
                                  df_error *err);
 

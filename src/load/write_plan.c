@@ -431,3 +431,26 @@ df_errkind df__write_plan_build(const df_schema *schema, const df_schema_opts *s
     if (k != DF_OK) df__write_plan_clear(p);
     return k;
 }
+
+/* ------------------------------------------------------------------------ */
+/* One output spec's plan                                                    */
+
+df_errkind df__write_plan_output(const df_output_spec *spec, const df_schema *schema, df_write_plan *plan,
+                                 df_error *err) {
+    df_session *s = spec->table->session;
+    if (!spec->connection_string && !s->opts->default_connection_string) {
+        char o[160];
+        df__session_escape_into(o, sizeof o, spec->name);
+        df_error_set(err, DF_ERR_MISSING_MSSQL_CONNECTION, "MSSQL target for output `%s` has no effective connection", o);
+        df_error_set_phase(err, "mssql_target_config");
+        return DF_ERR_MISSING_MSSQL_CONNECTION;
+    }
+    if (df__write_is_blank(spec->name) || !strcmp(spec->name, "<unnamed>")) {
+        df_error_set(err, DF_ERR_INVALID_MSSQL_OUTPUT_IDENTITY,
+                     "MSSQL schema planning error: output names must not be blank or `<unnamed>`");
+        df_error_set_phase(err, "mssql_schema_planning");
+        return DF_ERR_INVALID_MSSQL_OUTPUT_IDENTITY;
+    }
+    return df__write_plan_build(schema, &s->opts->schema, spec->name, spec->schema, spec->target, spec->mode, plan,
+                                err);
+}

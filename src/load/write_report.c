@@ -4,7 +4,7 @@
  * an output reads) and source reports (core-spec 5.1, 5.2).  Keys are
  * written in sorted order, as the reference's reports are.
  */
-#include "load/write_int.h"
+#include "load/write_run_int.h"
 
 #include <stdio.h>
 
@@ -402,4 +402,213 @@ df_errkind df__write_dry_run_report(const df_output_spec *spec, df_json_writer *
     df_free(used);
     df__write_plan_clear(&plan);
     return k;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Reports                                                                   */
+
+/*
+ * The phase timings of the report, in the reference's order.  Failed runs
+ * list only the phases that started; `writer_only` (the failure context
+ * inside write_all) starts at the connection, as the reference does.
+ */
+void df__wrun_collect_timings(const df_wrun *r, df_wtimings *ts, bool failed, bool writer_only) {
+    ts->n = 0;
+    const df_diag_operation *op = r->ctx->op;
+    uint64_t owner = r->ctx->owner;
+    bool bench = r->ctx->stream_benchmark;
+    if (!writer_only) {
+        if (r->e->kind == DF_TABLE_DERIVED_SQL)
+            df__wtimings_add(ts, "lazy_sql_planning", "completed", NULL, (int64_t)(r->e->planning_ns / 1000));
+        for (int s = WSTEP_SCHEMA; s <= WSTEP_STREAM; s++)
+            if (!failed || df__wrun_step_active(r, s))
+                df__wtimings_add_stage(ts, df__wrun_steps[s].timing, op, df__wrun_steps[s].stage, owner, "not_executed");
+        if (r->ctx->in_write_all) {
+            int64_t setup = 0;
+            for (int s = WSTEP_DATAFRAME; s <= WSTEP_STREAM; s++)
+                setup += (int64_t)df_diag_operation_stage_timing(op, df__wrun_steps[s].stage, owner).elapsed_ns;
+            bool setup_failed = r->stages.failed >= WSTEP_DATAFRAME && r->stages.failed <= WSTEP_STREAM;
+            df__wtimings_add(ts, "output_stream_setup", setup_failed ? "failed" : "completed", NULL, setup / 1000);
+            if (bench)
+                df__wtimings_add(ts, "sql_write", "not_started", "not_executed", -1);
+            else if (!setup_failed)
+                df__wtimings_add(ts, "sql_write", r->stages.failed >= WSTEP_CONNECT ? "failed" : "completed", NULL,
+                                 (int64_t)(r->write_ns / 1000));
+            if (failed && !bench) df__wtimings_add(ts, "validation", "not_started", "failure_before_validation", -1);
+        }
+    }
+    if (bench) {
+        for (int s = WSTEP_POLL; s <= WSTEP_VALIDATE_BATCH; s++)
+            df__wtimings_add_stage(ts, df__wrun_steps[s].timing, op, df__wrun_steps[s].stage, owner, "not_executed");
+        df__wtimings_add(ts, "write_batch", "not_started", "not_executed", -1);
+        df__wtimings_add(ts, "finalize", "not_started", "not_executed", -1);
+        df__wtimings_add(ts, "validation", "not_started", "not_executed", -1);
+        return;
+    }
+    for (int s = WSTEP_CONNECT; s <= WSTEP_SWAP; s++) {
+        if (s == WSTEP_VALIDATION && !df__wrun_step_active(r, s) && !failed) {
+            df__wtimings_add(ts, "validation", "skipped", r->val_reason ? r->val_reason : "validation_disabled", -1);
+            continue;
+        }
+        if (!failed || df__wrun_step_active(r, s))
+            df__wtimings_add_stage(ts, df__wrun_steps[s].timing, op, df__wrun_steps[s].stage, owner, "not_executed");
+    }
+    if (failed && df__wrun_step_active(r, WSTEP_CLEANUP))
+        df__wtimings_add_stage(ts, "cleanup", op, df__wrun_steps[WSTEP_CLEANUP].stage, owner, "not_executed");
+}
+
+static void count_obj(df_json_writer *w, int64_t v) {
+    if (v >= 0)
+        df__json_count(w, "exact", v, true, NULL, false);
+    else
+        df__json_count(w, "unavailable", 0, false, NULL, false);
+}
+
+void df__wrun_batch_shaping(df_json_writer *w, const df_wrun *r, bool failed) {
+    df_json_object_begin(w);
+    df_json_kv_int(w, "input_batches", r->batches);
+    df_json_kv_int(w, "input_rows", r->rows);
+    df_json_kv_int(w, "output_batches", r->batches);
+    df_json_kv_int(w, "output_rows", r->rows);
+    df_json_key(w, "status");
+    df__json_status(w, failed ? "failed" : "completed", NULL);
+    df_json_object_end(w);
+}
+
+static df_errkind profile_json(df_wrun *r, char **out, df_error *err) {
+    *out = NULL;
+    if (!r->profile) return DF_OK;
+    df_buf b;
+    df_buf_init(&b, 0);
+    df_profile_meta meta = {"mssql_output", -1};
+    df_errkind k = df_query_profile_json(r->profile, &meta, &b, err);
+    if (k == DF_OK) return df_buf_take_text(&b, out, NULL, err);
+    df_buf_free(&b);
+    return k;
+}
+
+/* The execute report (5.4) of the run so far. */
+df_errkind df__wrun_build_report(df_wrun *r, bool failed, const df_wtimings *ts, df_buf *out, df_error *err) {
+    bool append = r->spec->mode == DF_LOAD_APPEND_EXISTING;
+    char *profile = NULL;
+    DF_TRY(profile_json(r, &profile, err));
+    df_json_writer w;
+    df_json_writer_init(&w, out, 0);
+    df_json_object_begin(&w);
+    df_json_key(&w, "batch_shaping");
+    df__wrun_batch_shaping(&w, r, failed);
+    df_json_kv_string(&w, "cleanup", r->cleanup);
+    df_json_key(&w, "connection");
+    df_json_object_begin(&w);
+    df_json_kv_null(&w, "display_label");
+    df_json_object_end(&w);
+    df_json_kv_string(&w, "connection_source", r->conn_source);
+    if (profile)
+        df_json_kv_raw(&w, "execution_profile", profile);
+    else
+        df_json_kv_null(&w, "execution_profile");
+    df_json_kv_string(&w, "load_mode", df__write_mode_name(r->spec->mode));
+    df_json_kv_string(&w, "output_name", r->spec->name);
+    df_json_key(&w, "output_row_count");
+    df__json_count(&w, failed ? "partial" : "exact", r->rows, true, NULL, false);
+    df_json_key(&w, "output_schema");
+    df_errkind k = df__json_output_schema(&w, r->schema, err);
+    df_json_kv_bool(&w, "partial_write_possible", r->partial);
+    df_json_key(&w, "phase_timings");
+    df__json_timings(&w, ts);
+    df_json_kv_string(&w, "run_mode", "execute");
+    int64_t target = r->swapped || (!failed && r->after >= 0) ? r->after : -1;
+    df_json_key(&w, "target_row_count");
+    count_obj(&w, target);
+    df_json_key(&w, "target_row_count_after_write");
+    count_obj(&w, r->after);
+    df_json_key(&w, "target_row_count_before_write");
+    count_obj(&w, append ? r->before : -1);
+    df_json_key(&w, "target_table");
+    df_json_object_begin(&w);
+    df_json_kv_string(&w, "schema", r->spec->schema);
+    df_json_kv_string(&w, "table", r->spec->target);
+    df_json_object_end(&w);
+    df_json_key(&w, "validation_status");
+    df__json_status(&w, r->val_kind, r->val_reason);
+    df_json_key(&w, "write_stats");
+    df_json_object_begin(&w);
+    df_json_kv_int(&w, "batches_written", r->ctx->stream_benchmark ? 0 : r->batches);
+    df_json_kv_int(&w, "elapsed_ms", (int64_t)(r->write_ns / 1000000));
+    df_json_kv_string(&w, "output_name", r->spec->name);
+    df_json_kv_int(&w, "rows_written", r->ctx->stream_benchmark ? 0 : r->rows);
+    df_json_object_end(&w);
+    df_json_object_end(&w);
+    df_free(profile);
+    df_errkind k2 = df_json_writer_finish(&w, err);
+    return k != DF_OK ? k : k2;
+}
+
+/* The failure context (5.5) embedding the report. */
+df_errkind df__wrun_build_context(df_wrun *r, const df_wtimings *report_ts, const char *report, df_buf *out,
+                                df_error *err) {
+    df_wtimings writer_ts;
+    const df_wtimings *ts = report_ts;
+    if (r->ctx->in_write_all) {
+        df__wrun_collect_timings(r, &writer_ts, true, true);
+        ts = &writer_ts;
+    }
+    df_json_writer w;
+    df_json_writer_init(&w, out, 0);
+    df_json_object_begin(&w);
+    df_json_key(&w, "batch_shaping");
+    df__wrun_batch_shaping(&w, r, true);
+    df_json_kv_string(&w, "cleanup", r->cleanup);
+    if (r->cleanup_error[0])
+        df_json_kv_string(&w, "cleanup_error", r->cleanup_error);
+    else
+        df_json_kv_null(&w, "cleanup_error");
+    df_json_key(&w, "connection");
+    df_json_object_begin(&w);
+    df_json_kv_null(&w, "display_label");
+    df_json_object_end(&w);
+    df_json_kv_string(&w, "connection_source", r->conn_source);
+    df_json_key(&w, "diagnostics");
+    df_json_array_begin(&w);
+    if (r->diagnostics_code[0]) {
+        df_json_object_begin(&w);
+        df_json_kv_string(&w, "code", r->diagnostics_code);
+        df_json_kv_null(&w, "field");
+        df_json_kv_string(&w, "message", r->stages.cause);
+        df_json_kv_null(&w, "row");
+        df_json_kv_string(&w, "severity", "error");
+        df_json_object_end(&w);
+    }
+    df_json_array_end(&w);
+    df_json_kv_string(&w, "load_mode", df__write_mode_name(r->spec->mode));
+    df_json_kv_string(&w, "output_name", r->spec->name);
+    df_json_key(&w, "output_row_count");
+    df__json_count(&w, "partial", r->rows, true, NULL, false);
+    df_json_kv_bool(&w, "partial_write_possible", r->partial);
+    df_json_kv_string(&w, "phase", df__wrun_steps[r->stages.failed].phase);
+    df_json_key(&w, "phase_timings");
+    df__json_timings(&w, ts);
+    df_json_kv_raw(&w, "report", report);
+    df_json_key(&w, "target_row_count");
+    count_obj(&w, -1);
+    df_json_key(&w, "target_row_count_after_write");
+    count_obj(&w, r->after);
+    df_json_key(&w, "target_row_count_before_write");
+    count_obj(&w, r->spec->mode == DF_LOAD_APPEND_EXISTING ? r->before : -1);
+    df_json_key(&w, "target_table");
+    df_json_object_begin(&w);
+    df_json_kv_string(&w, "schema", r->spec->schema);
+    df_json_kv_string(&w, "table", r->spec->target);
+    df_json_object_end(&w);
+    df_json_key(&w, "validation_status");
+    df__json_status(&w, r->val_kind, r->val_reason);
+    df_json_key(&w, "write_stats");
+    df_json_object_begin(&w);
+    df_json_kv_int(&w, "batches_written", r->batches);
+    df_json_kv_int(&w, "elapsed_ms", (int64_t)(r->write_ns / 1000000));
+    df_json_kv_string(&w, "output_name", r->spec->name);
+    df_json_kv_int(&w, "rows_written", r->rows);
+    df_json_object_end(&w);
+    df_json_object_end(&w);
+    return df_json_writer_finish(&w, err);
 }

@@ -89,8 +89,7 @@ typedef struct preview_run {
     df_preview_options opts;     /* copy */
     df_diag_operation *op;       /* timings */
     df_diag_query *dq;           /* the traced query (NULL when no capture records the preview) */
-    df_diag_span phase;          /* the open phase span */
-    df_diag_phase phase_id;      /* which phase is open (0 = none) */
+    df_stage_run stages;         /* spans, phases, the failed stage */
     df_query *limited;           /* LIMIT query, owned */
     df_batch_stream *stream;     /* owned until closed */
     df_exec_profile *profile;    /* owned reference or NULL */
@@ -98,7 +97,6 @@ typedef struct preview_run {
     int64_t nbatches, cap;
     int64_t rows;                /* rows collected */
     df_preview *result;          /* being filled */
-    int failed_stage;            /* index into stages, -1 = none */
 } preview_run;
 
 static void progress(const preview_run *r, df_progress_kind kind, const char *label) {
@@ -107,23 +105,21 @@ static void progress(const preview_run *r, df_progress_kind kind, const char *la
     r->opts.progress.fn(r->opts.progress.user, &ev);
 }
 
-/* Switches the open phase span to `phase` (ending the previous one with `result`). */
-static void enter_phase(preview_run *r, df_diag_phase phase, df_diag_result result) {
-    if (r->phase_id == phase) return;
-    if (r->phase_id) df_diag_span_end(r->phase, result);
-    r->phase = phase ? df_diag_phase_begin(r->op, phase) : DF_DIAG_SPAN_NONE;
-    r->phase_id = phase;
+static void progress_label(const void *user, const char *label) {
+    progress(user, DF_PROGRESS_PHASE, label);
 }
 
 /* ------------------------------------------------------------------------ */
 /* Stages                                                                    */
 
-static df_errkind stage_dataframe(preview_run *r, df_error *err) {
+static df_errkind stage_dataframe(void *ctx, df_error *err) {
+    preview_run *r = ctx;
     return df_query_limit(r->table->entry->query, r->opts.limit, &r->limited, err);
 }
 
 /* Physical planning is the query's planning span ("DataFusion query planning") when traced. */
-static df_errkind stage_physical(preview_run *r, df_error *err) {
+static df_errkind stage_physical(void *ctx, df_error *err) {
+    preview_run *r = ctx;
     df_exec_options eo;
     df__session_exec_options(r->table->session, &eo);
     eo.execution_profile = r->opts.execution_profile;
@@ -135,14 +131,16 @@ static df_errkind stage_physical(preview_run *r, df_error *err) {
     return k;
 }
 
-static df_errkind stage_stream_setup(preview_run *r, df_error *err) {
+static df_errkind stage_stream_setup(void *ctx, df_error *err) {
+    preview_run *r = ctx;
     if (!df_schema_equals(r->stream->schema, df_query_schema(r->limited)))
         return df_error_set(err, DF_ERR_DEPENDENCY_COMPATIBILITY, "the stream schema differs from the planned schema");
     if (r->opts.execution_profile) r->profile = df_exec_stream_profile(r->stream);
     return DF_OK;
 }
 
-static df_errkind stage_collect(preview_run *r, df_error *err) {
+static df_errkind stage_collect(void *ctx, df_error *err) {
+    preview_run *r = ctx;
     for (;;) {
         df_batch *b = NULL;
         DF_TRY(df_batch_stream_next(r->stream, &b, err));
@@ -174,19 +172,18 @@ static df_fmt_input fmt_input(const preview_run *r) {
     return in;
 }
 
-static df_errkind stage_text(preview_run *r, df_error *err) {
+static df_errkind stage_text(void *ctx, df_error *err) {
+    preview_run *r = ctx;
     df_fmt_input in = fmt_input(r);
     return df__fmt_text_table(&in, &r->result->text, &r->result->text_len, err);
 }
 
-static df_errkind stage_html(preview_run *r, df_error *err) {
+static df_errkind stage_html(void *ctx, df_error *err) {
+    preview_run *r = ctx;
     df_fmt_input in = fmt_input(r);
     return df__fmt_html_table(&in, &r->result->html, &r->result->html_len, err);
 }
 
-typedef df_errkind (*stage_fn)(preview_run *r, df_error *err);
-static const stage_fn stage_fns[NSTAGES] = {stage_dataframe, stage_physical, stage_stream_setup,
-                                            stage_collect,   stage_text,     stage_html};
 
 /* ------------------------------------------------------------------------ */
 /* Reports                                                                   */
@@ -209,7 +206,7 @@ static df_phase_timing make_timing(const char *name, df_diag_timing t, bool afte
 }
 
 static void collect_timings(const preview_run *r, df_phase_timing *out) {
-    bool failed = r->failed_stage >= 0;
+    bool failed = r->stages.failed >= 0;
     for (int i = 0; i < NSTAGES; i++)
         out[i] = make_timing(stages[i].name, df_diag_operation_stage_timing(r->op, stages[i].stage, 0), failed);
     out[NSTAGES] = make_timing("preview_total", df_diag_operation_total_timing(r->op), failed);
@@ -275,7 +272,7 @@ static df_errkind failure_error(preview_run *r, df_error *err) {
         df_json_kv_raw(&w, "execution_profile", profile);
     else
         df_json_kv_null(&w, "execution_profile");
-    df_json_kv_string(&w, "failed_phase", stages[r->failed_stage].name);
+    df_json_kv_string(&w, "failed_phase", stages[r->stages.failed].name);
     df_json_key(&w, "phase_timings");
     df_buf timings;
     df_buf_init(&timings, 0);
@@ -285,7 +282,7 @@ static df_errkind failure_error(preview_run *r, df_error *err) {
         df_json_write_null(&w);
     df_json_object_end(&w);
     bool ok = df_json_writer_finish(&w, NULL) == DF_OK;
-    df_error_set(err, DF_ERR_PREVIEW_FAILED, "preview failed during %s: %s", stages[r->failed_stage].name, cause);
+    df_error_set(err, DF_ERR_PREVIEW_FAILED, "preview failed during %s: %s", stages[r->stages.failed].name, cause);
     df_error_set_origin(err, origin[0] ? origin : df_errkind_name(cause_kind));
     if (ok) df_error_set_context(err, ctx.data);
     df_buf_free(&timings);
@@ -304,24 +301,19 @@ static void run_clear(preview_run *r) {
     df_diag_operation_destroy(r->op);
 }
 
-/* Runs the stages; returns the first failure (r->failed_stage set). */
+/* Runs the stages; returns the first failure (r->stages.failed set). */
 static df_errkind run_stages(preview_run *r, df_error *err) {
     static const char *const labels[NSTAGES] = {"Preparing preview",  NULL, NULL,
                                                 "Collecting preview", "Formatting preview", NULL};
-    for (int i = 0; i < NSTAGES; i++) {
-        if (labels[i]) progress(r, DF_PROGRESS_PHASE, labels[i]);
-        enter_phase(r, stages[i].phase, DF_DIAG_RESULT_OK);
-        df_diag_span span = df_diag_stage_begin(r->op, stages[i].stage, 0);
-        df_errkind k = stage_fns[i](r, err);
-        df_diag_span_end(span, k == DF_OK ? DF_DIAG_RESULT_OK : DF_DIAG_RESULT_ERROR);
-        if (k != DF_OK) {
-            r->failed_stage = i;
-            enter_phase(r, 0, DF_DIAG_RESULT_ERROR);
-            return k;
-        }
-    }
-    enter_phase(r, 0, DF_DIAG_RESULT_OK);
-    return DF_OK;
+    static const df_stage_fn fns[NSTAGES] = {stage_dataframe, stage_physical, stage_stream_setup,
+                                             stage_collect,   stage_text,     stage_html};
+    df_stage_def defs[NSTAGES];
+    for (int i = 0; i < NSTAGES; i++) defs[i] = (df_stage_def){i, stages[i].stage, stages[i].phase, labels[i], fns[i]};
+    df__stage_run_init(&r->stages, r->op, 0, true);
+    df__stage_run_set_progress(&r->stages, progress_label, r);
+    df_errkind k = df__stage_run_all(&r->stages, defs, NSTAGES, r, err);
+    df__stage_run_end(&r->stages, k);
+    return k;
 }
 
 df_errkind df_table_preview(df_table *t, const df_preview_options *opts, df_preview **out, df_error *err) {
@@ -329,7 +321,7 @@ df_errkind df_table_preview(df_table *t, const df_preview_options *opts, df_prev
     preview_run r;
     memset(&r, 0, sizeof r);
     r.table = t;
-    r.failed_stage = -1;
+    r.stages.failed = -1;
     if (opts) r.opts = *opts; else df_preview_options_init(&r.opts);
     if (r.opts.limit < 0) return df_error_set(err, DF_ERR_INVALID_ARGUMENT, "preview limit must not be negative");
     r.result = df_calloc(1, sizeof *r.result);

@@ -13,6 +13,7 @@
 #include "common/json.h"
 #include "deltafunnel/deltafunnel.h"
 #include "delta/delta.h"
+#include "diag/diag.h"
 #include "exec/query.h"
 #include "sql/catalog.h"
 
@@ -123,6 +124,63 @@ void df__session_read_begin(df_session *s);
 void df__session_read_end(df_session *s);
 /* Batch size and partitions for executions. */
 void df__session_exec_options(const df_session *s, df_exec_options *o);
+
+/* ------------------------------------------------------------------------ */
+/* Stage runner (stage_run.c)                                                */
+
+/*
+ * A sequence of timed semantic stages of one diagnostics operation: each
+ * stage is a span on the owner's track (0 = the phases track), the stages
+ * are grouped under the operation's phases when the runner owns them (a
+ * write inside write_all does not: write_all's phases enclose it), a stage
+ * may announce a progress label, and the first failing stage is recorded
+ * (`failed` is the caller's index for it, -1 while none failed).
+ */
+typedef void (*df_stage_progress_fn)(const void *user, const char *label);
+
+typedef struct df_stage_run {
+    df_diag_operation *op;           /* borrowed */
+    uint64_t owner;                  /* stage owner id, 0 = phases track */
+    bool owns_phases;                /* phase transitions are ours to make */
+    df_diag_phase phase_id;          /* the open phase, 0 = none */
+    df_diag_span phase;              /* its span */
+    df_stage_progress_fn progress;   /* progress labels, or NULL */
+    const void *progress_user;
+    int failed;                      /* the first failed stage's index, -1 = none */
+    df_errkind failed_kind;          /* its error kind */
+    char cause[DF_ERROR_MESSAGE_SIZE]; /* its message, escaped for display */
+} df_stage_run;
+
+void df__stage_run_init(df_stage_run *sr, df_diag_operation *op, uint64_t owner, bool owns_phases);
+void df__stage_run_set_progress(df_stage_run *sr, df_stage_progress_fn fn, const void *user);
+/* Ends the open phase (result from `previous`) and opens `phase` (0 = none); no-op without phases. */
+void df__stage_run_phase(df_stage_run *sr, df_diag_phase phase, df_errkind previous);
+/* Announces a progress label (NULL = none). */
+void df__stage_run_label(const df_stage_run *sr, const char *label);
+/* Opens stage `stage`, announcing `label` first when it is not NULL. */
+df_diag_span df__stage_begin(const df_stage_run *sr, df_diag_stage stage, const char *label);
+/* Ends a stage's span with the result of `k`; returns k. */
+df_errkind df__stage_end(df_diag_span span, df_errkind k);
+/*
+ * Records stage `index` as the failed one, with `k` and the escaped message
+ * of `err` (may be NULL), unless a stage failed before.  Returns k.
+ */
+df_errkind df__stage_run_fail(df_stage_run *sr, int index, df_errkind k, const df_error *err);
+/* Closes the open phase with the result of `k`. */
+void df__stage_run_end(df_stage_run *sr, df_errkind k);
+
+/* One stage of a fixed sequence: its caller-side id, diag stage, phase (0 = unchanged), label, body. */
+typedef df_errkind (*df_stage_fn)(void *ctx, df_error *err);
+typedef struct df_stage_def {
+    int id;                          /* recorded as `failed` when this stage fails */
+    df_diag_stage stage;
+    df_diag_phase phase;             /* entered before the stage; 0 keeps the open one */
+    const char *label;               /* progress label or NULL */
+    df_stage_fn fn;
+} df_stage_def;
+
+/* Runs `defs` in order until one fails (recorded, with its cause); the open phase stays open. */
+df_errkind df__stage_run_all(df_stage_run *sr, const df_stage_def *defs, int n, void *ctx, df_error *err);
 
 /* ------------------------------------------------------------------------ */
 /* Text helpers (text.c)                                                     */
