@@ -114,7 +114,7 @@ static int parse_args(int argc, char **argv, capture_args *a) {
         if (i + 1 >= argc) return usage_error("option requires a value");
         const char *v = argv[++i];
         if (mode) {
-            if (strcmp(v, "short") && strcmp(v, "streaming") && strcmp(v, "deep-system"))
+            if (!df_diag_capture_mode_from_name(v))
                 return usage_error("unsupported --mode (short, streaming or deep-system)");
             a->mode = v;
         } else if (hz) {
@@ -128,8 +128,8 @@ static int parse_args(int argc, char **argv, capture_args *a) {
     }
     if (!a->output) return usage_error("--output is required");
     if (!a->command) return usage_error("a workload command is required after --");
-    if (!a->mode) a->mode = "short";
-    if (!hz_given) a->hz = strcmp(a->mode, "short") == 0 ? 1000 : 100;
+    if (!a->mode) a->mode = df_diag_capture_mode_name(DF_DIAG_MODE_SHORT);
+    if (!hz_given) a->hz = df_diag_capture_mode_from_name(a->mode) == DF_DIAG_MODE_SHORT ? 1000 : 100;
     return CLI_OK;
 }
 
@@ -494,7 +494,8 @@ static int check_health(run *r) {
         df_error_clear(&err);
         return rc;
     }
-    if (!strcmp(r->a.mode, "streaming")) h.configured_file_cap_bytes = STREAMING_FILE_CAP;
+    if (df_diag_capture_mode_from_name(r->a.mode) == DF_DIAG_MODE_STREAMING)
+        h.configured_file_cap_bytes = STREAMING_FILE_CAP;
     df_buf csv;
     df_buf_init(&csv, 0);
     int rc = CLI_OK;
@@ -577,7 +578,7 @@ static bool watch_signals(run *r) {
 
 /* The deep-system mode says what the host lets it record. */
 static void explain_mode(const run *r) {
-    if (strcmp(r->a.mode, "deep-system") != 0) return;
+    if (df_diag_capture_mode_from_name(r->a.mode) != DF_DIAG_MODE_DEEP_SYSTEM) return;
     df_diag_host_report h;
     df_error err = {0};
     if (df_diag_probe_host(&h, &err) != DF_OK) {

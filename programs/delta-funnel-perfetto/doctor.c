@@ -46,7 +46,7 @@ int cli_doctor(int argc, char **argv) {
                                                          "samples weighted by timer overruns"
                                                        : "none: captures record spans only",
              h.perf_event_paranoid);
-    line("sampler chosen", h.auto_backend == DF_DIAG_BACKEND_AUTO ? "none" : df_diag_backend_name(h.auto_backend),
+    line("sampler chosen", h.auto_backend == DF_DIAG_BACKEND_AUTO ? DF_DIAG_NO_BACKEND_NAME : df_diag_backend_name(h.auto_backend),
          detail);
     snprintf(detail, sizeof detail, "%s in %s", h.symbol_probe, h.module_probe);
     line("symbols (ELF)", h.symbols_resolved ? "ok" : "missing", detail);
@@ -56,7 +56,7 @@ int cli_doctor(int argc, char **argv) {
                                      : "DEBUGINFOD_URLS is not set: never consulted",
              h.debuginfod_client ? "libdebuginfod is installed" : "libdebuginfod is not installed");
     line("debuginfod", h.debuginfod_configured && h.debuginfod_client ? "enabled" : "off", detail);
-    line("deep-system", h.switches_available ? "partial" : "unavailable",
+    line(df_diag_capture_mode_name(DF_DIAG_MODE_DEEP_SYSTEM), h.switches_available ? "partial" : "unavailable",
          h.switches_available ? "off-CPU intervals of sampled threads from context-switch records; no wakeups, other "
                                 "processes or CPU-wide scheduling"
                               : h.switches_reason);

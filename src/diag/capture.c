@@ -82,15 +82,6 @@ bool df_diag_capture_is_active(void) {
     return a;
 }
 
-const char *df_diag_backend_name(df_diag_backend backend) {
-    switch (backend) {
-    case DF_DIAG_BACKEND_AUTO: return "auto";
-    case DF_DIAG_BACKEND_PERF: return "perf_event";
-    case DF_DIAG_BACKEND_TIMER: return "thread_cpu_timer";
-    }
-    return "";
-}
-
 /* Sink for event records: the trace writer or the memory log. */
 static df_errkind on_record(void *user, const df_diag_ev_head *rec, df_error *err) {
     df_diag_capture *c = user;

@@ -26,15 +26,9 @@
 #include <stdint.h>
 
 #include "common/common.h"
+#include "diag/names.h" /* df_diag_backend and df_diag_backend_name() */
 
 typedef struct df_diag_capture df_diag_capture;
-
-/* Sampler backends. */
-typedef enum df_diag_backend {
-    DF_DIAG_BACKEND_AUTO = 0,  /* perf_event_open if allowed, else timers */
-    DF_DIAG_BACKEND_PERF = 1,  /* perf_event_open cpu-clock + kernel user callchains */
-    DF_DIAG_BACKEND_TIMER = 2, /* per-thread CPU-time timers + in-process FP unwinding */
-} df_diag_backend;
 
 typedef struct df_diag_capture_options {
     /* Trace file to create (mode 0600, must not exist); NULL keeps the event log in memory. */
@@ -183,8 +177,5 @@ typedef struct df_diag_host_report {
  * functions, debuginfod.  Only DF_ERR_OUT_OF_MEMORY can fail.
  */
 df_errkind df_diag_probe_host(df_diag_host_report *out, df_error *err);
-
-/* The name of a backend ("auto", "perf_event", "thread_cpu_timer"). */
-const char *df_diag_backend_name(df_diag_backend backend);
 
 #endif

@@ -52,18 +52,11 @@ typedef enum df_diag_track_kind {
     DF_DIAG_TK_OWNER = 8,       /* "Operation [op-N] / owner [o-N]" */
 } df_diag_track_kind;
 
-/* Worker lane kinds (debug arg worker_kind). */
-typedef enum df_diag_worker_kind {
-    DF_DIAG_WK_NONE = 0,
-    DF_DIAG_WK_COORDINATOR = 1, /* "coordinator", lane 0 */
-    DF_DIAG_WK_RUNTIME = 2,     /* "runtime": pool tasks */
-    DF_DIAG_WK_EXTERNAL = 3,    /* "external": other threads, partitions != 0 */
-} df_diag_worker_kind;
-
-/* time_semantics values. */
-enum { DF_DIAG_TS_NONE = 0, DF_DIAG_TS_WALL_CLOCK = 1, DF_DIAG_TS_ACTIVE = 2 };
-/* Internal activity values beyond df_diag_activity. */
-enum { DF_DIAG_ACTIVITY_AWAIT_OUTPUT = 3, DF_DIAG_ACTIVITY_SPAWNED_TASK = 4 };
+/*
+ * Worker lane kinds (df_diag_worker_kind, DF_DIAG_WK_*), time semantics
+ * (DF_DIAG_TS_*) and diag's own activities (DF_DIAG_ACTIVITY_AWAIT_OUTPUT,
+ * DF_DIAG_ACTIVITY_SPAWNED_TASK) are in diag/names.h.
+ */
 
 /* Identifies a semantic track; the writer derives its name and UUID. */
 typedef struct df_diag_track_key {
@@ -299,13 +292,8 @@ uint64_t df__diag_capture_budget(void);
 /* False when an operation-scoped capture is active and `t` is not the thread that started it. */
 bool df__diag_capture_traces_thread(const df_diag_thread *t);
 
-/* True if `stage` belongs to operations of `kind` (names.c). */
-bool df__diag_stage_allowed(df_diag_stage stage, df_diag_op_kind kind);
 /* Span names (names.c): the exact slice name of a span record. */
 const char *df__diag_span_name(uint8_t kind, uint32_t name_id, const df_diag_ident *ident);
-const char *df__diag_worker_kind_name(uint8_t kind);
-const char *df__diag_time_semantics_name(uint8_t ts);
-const char *df__diag_activity_value_name(uint8_t activity);
 const char *df__diag_instant_name(uint8_t kind);
 
 #endif

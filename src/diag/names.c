@@ -1,8 +1,7 @@
 /*
- * The diagnostics vocabulary: exact names of operations, phases, stages,
- * details, results and argument values (reference diagnostics-spec 1.4), and
- * the process-wide table of interned short names (operator names, query
- * owners).
+ * The exact names of span records (from the vocabulary of
+ * diag/diag_names.def, see diag/names.h) and the process-wide table of
+ * interned short names (operator names, query owners).
  *
  * The intern table is append-only: names are never removed, so an id stays
  * valid for the process lifetime and readers need no lock.  Ids index a
@@ -13,136 +12,11 @@
 
 #include <pthread.h>
 
-static const struct {
-    const char *name;     /* exact stage_name */
-    const char *category; /* exact stage_category */
-    unsigned kinds;       /* operation kinds allowed */
-    const char *timing;   /* phase_timings name or NULL */
-} stages[DF_DIAG_STAGE_COUNT_] = {
-    [DF_DIAG_STAGE_NONE_] = {"", "", 0, NULL},
-#define X(id, name, category, kinds, timing) [DF_DIAG_STAGE_##id] = {name, category, kinds, timing},
-    DF_DIAG_STAGES(X)
-#undef X
-};
-
-static const char *const details[DF_DIAG_DETAIL_COUNT_] = {
-    [DF_DIAG_DETAIL_NONE_] = "",
-#define X(id, name) [DF_DIAG_DETAIL_##id] = name,
-    DF_DIAG_DETAILS(X)
-#undef X
-};
-
-const char *df_diag_op_kind_name(df_diag_op_kind kind) {
-    switch (kind) {
-    case DF_DIAG_OP_PREVIEW: return "preview";
-    case DF_DIAG_OP_MSSQL_WRITE: return "mssql_write";
-    case DF_DIAG_OP_WRITE_ALL: return "write_all";
-    }
-    return "";
-}
-
-const char *df_diag_op_span_name(df_diag_op_kind kind) {
-    switch (kind) {
-    case DF_DIAG_OP_PREVIEW: return "Delta Funnel preview";
-    case DF_DIAG_OP_MSSQL_WRITE: return "Delta Funnel SQL Server write";
-    case DF_DIAG_OP_WRITE_ALL: return "Delta Funnel SQL Server write_all";
-    }
-    return "";
-}
-
-const char *df_diag_phase_name(df_diag_phase phase) {
-    switch (phase) {
-    case DF_DIAG_PHASE_PLANNING: return "Planning";
-    case DF_DIAG_PHASE_EXECUTION: return "Execution";
-    case DF_DIAG_PHASE_FINALIZATION: return "Finalization";
-    }
-    return "";
-}
-
-const char *df_diag_result_name(df_diag_result result) {
-    switch (result) {
-    case DF_DIAG_RESULT_OK: return "ok";
-    case DF_DIAG_RESULT_ERROR: return "error";
-    case DF_DIAG_RESULT_UNSET:
-    case DF_DIAG_RESULT_CANCELLED: return "cancelled";
-    case DF_DIAG_RESULT_STREAM: return "stream";
-    case DF_DIAG_RESULT_PENDING: return "pending";
-    case DF_DIAG_RESULT_BATCH: return "batch";
-    case DF_DIAG_RESULT_EOF: return "eof";
-    }
-    return "cancelled";
-}
-
-const char *df_diag_query_scope_name(df_diag_query_scope scope) {
-    switch (scope) {
-    case DF_DIAG_QUERY_PREVIEW: return "preview";
-    case DF_DIAG_QUERY_MSSQL_OUTPUT: return "mssql_output";
-    case DF_DIAG_QUERY_WRITE_ALL_CACHE_ALIAS: return "write_all_cache_alias";
-    }
-    return "";
-}
-
-const char *df_diag_activity_name(df_diag_activity activity) {
-    return df__diag_activity_value_name((uint8_t)activity);
-}
-
-const char *df__diag_activity_value_name(uint8_t activity) {
-    switch (activity) {
-    case DF_DIAG_ACTIVITY_EXECUTE: return "execute";
-    case DF_DIAG_ACTIVITY_POLL_NEXT: return "poll_next";
-    case DF_DIAG_ACTIVITY_AWAIT_OUTPUT: return "await_output";
-    case DF_DIAG_ACTIVITY_SPAWNED_TASK: return "spawned_task";
-    }
-    return "";
-}
-
-static bool stage_valid(df_diag_stage stage) {
-    return stage > DF_DIAG_STAGE_NONE_ && stage < DF_DIAG_STAGE_COUNT_;
-}
-
-const char *df_diag_stage_name(df_diag_stage stage) {
-    return stage_valid(stage) ? stages[stage].name : "";
-}
-
-const char *df_diag_stage_category(df_diag_stage stage) {
-    return stage_valid(stage) ? stages[stage].category : "";
-}
-
-const char *df_diag_stage_timing_name(df_diag_stage stage) {
-    return stage_valid(stage) ? stages[stage].timing : NULL;
-}
-
-/* True if `stage` may be used by operations of `kind` (spec 1.4 lists). */
-bool df__diag_stage_allowed(df_diag_stage stage, df_diag_op_kind kind) {
-    return stage_valid(stage) && (stages[stage].kinds & (1u << kind)) != 0;
-}
-
-const char *df_diag_detail_name(df_diag_detail detail) {
-    return detail > DF_DIAG_DETAIL_NONE_ && detail < DF_DIAG_DETAIL_COUNT_ ? details[detail] : "";
-}
-
-const char *df__diag_worker_kind_name(uint8_t kind) {
-    switch (kind) {
-    case DF_DIAG_WK_COORDINATOR: return "coordinator";
-    case DF_DIAG_WK_RUNTIME: return "runtime";
-    case DF_DIAG_WK_EXTERNAL: return "external";
-    }
-    return "";
-}
-
-const char *df__diag_time_semantics_name(uint8_t ts) {
-    switch (ts) {
-    case DF_DIAG_TS_WALL_CLOCK: return "wall_clock";
-    case DF_DIAG_TS_ACTIVE: return "active";
-    }
-    return "";
-}
-
 const char *df__diag_instant_name(uint8_t kind) {
     switch (kind) {
-    case DF_DIAG_IK_DIAGNOSTIC_GROUP: return "Delta Funnel diagnostic group";
-    case DF_DIAG_IK_TRUNCATED: return "Operator activity trace truncated";
-    case DF_DIAG_IK_QUERY: return "DataFusion query";
+    case DF_DIAG_IK_DIAGNOSTIC_GROUP: return df_diag_title_name(DF_DIAG_TITLE_DIAGNOSTIC_GROUP);
+    case DF_DIAG_IK_TRUNCATED: return df_diag_title_name(DF_DIAG_TITLE_TRUNCATED);
+    case DF_DIAG_IK_QUERY: return df_diag_title_name(DF_DIAG_TITLE_QUERY);
     }
     return "";
 }
@@ -152,11 +26,11 @@ const char *df__diag_span_name(uint8_t kind, uint32_t name_id, const df_diag_ide
     case DF_DIAG_SK_OPERATION: return df_diag_op_span_name((df_diag_op_kind)ident->op_kind);
     case DF_DIAG_SK_PHASE: return df_diag_phase_name((df_diag_phase)ident->phase);
     case DF_DIAG_SK_STAGE: return df_diag_stage_name((df_diag_stage)ident->stage);
-    case DF_DIAG_SK_PLANNING: return "DataFusion query planning";
-    case DF_DIAG_SK_TASK: return "Delta Funnel execution context";
+    case DF_DIAG_SK_PLANNING: return df_diag_title_name(DF_DIAG_TITLE_QUERY_PLANNING);
+    case DF_DIAG_SK_TASK: return df_diag_title_name(DF_DIAG_TITLE_EXECUTION_CONTEXT);
     case DF_DIAG_SK_ACTIVITY: return df_diag_name_get(name_id);
     case DF_DIAG_SK_DETAIL: return df_diag_detail_name((df_diag_detail)name_id);
-    case DF_DIAG_SK_AWAIT: return "Await Delta scan output";
+    case DF_DIAG_SK_AWAIT: return df_diag_title_name(DF_DIAG_TITLE_AWAIT_OUTPUT);
     }
     return "unknown";
 }

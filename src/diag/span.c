@@ -256,7 +256,7 @@ static void attach_capture(df_diag_operation *op, const df_diag_operation_option
 df_errkind df_diag_operation_begin(df_diag_op_kind kind, const df_diag_operation_options *opts,
                                    df_diag_operation **out, df_error *err) {
     *out = NULL;
-    if (kind < DF_DIAG_OP_PREVIEW || kind > DF_DIAG_OP_WRITE_ALL)
+    if (kind <= DF_DIAG_OP_NONE_ || kind >= DF_DIAG_OP_COUNT_)
         DF_FAIL(err, DF_ERR_INVALID_ARGUMENT, "unknown diagnostics operation kind %d", (int)kind);
     df_diag_thread *t = df__diag_thread_get();
     df_diag_operation *op = t ? df_calloc(1, sizeof *op) : NULL;
@@ -351,12 +351,12 @@ static df_diag_span timed_begin(df_diag_operation *op, uint8_t kind, uint16_t wh
 }
 
 df_diag_span df_diag_phase_begin(df_diag_operation *op, df_diag_phase phase) {
-    if (!op || phase < DF_DIAG_PHASE_PLANNING || phase > DF_DIAG_PHASE_FINALIZATION) return DF_DIAG_SPAN_NONE;
+    if (!op || phase <= DF_DIAG_PHASE_NONE_ || phase >= DF_DIAG_PHASE_COUNT_) return DF_DIAG_SPAN_NONE;
     return timed_begin(op, DF_DIAG_SK_PHASE, (uint16_t)phase, 0);
 }
 
 df_diag_span df_diag_stage_begin(df_diag_operation *op, df_diag_stage stage, uint64_t owner_id) {
-    if (!op || !df__diag_stage_allowed(stage, op->kind)) return DF_DIAG_SPAN_NONE;
+    if (!op || !df_diag_stage_allowed(stage, op->kind)) return DF_DIAG_SPAN_NONE;
     return timed_begin(op, DF_DIAG_SK_STAGE, (uint16_t)stage, owner_id);
 }
 
@@ -401,7 +401,7 @@ df_diag_timing df_diag_operation_stage_timing(const df_diag_operation *op, df_di
 df_errkind df_diag_query_begin(df_diag_operation *op, df_diag_query_scope scope, const char *owner,
                                df_diag_query **out, df_error *err) {
     *out = NULL;
-    if (scope < DF_DIAG_QUERY_PREVIEW || scope > DF_DIAG_QUERY_WRITE_ALL_CACHE_ALIAS)
+    if (scope <= DF_DIAG_QUERY_NONE_ || scope >= DF_DIAG_QUERY_COUNT_)
         DF_FAIL(err, DF_ERR_INVALID_ARGUMENT, "unknown query scope %d", (int)scope);
     if (!op || !traced_now(op)) return DF_OK;
     df_diag_query *q = df_calloc(1, sizeof *q);

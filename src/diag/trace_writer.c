@@ -41,9 +41,14 @@
 #define SEQ_SPANS 1
 #define SEQ_SAMPLES 2
 #define SEQ_SERVICE 3
-#define CAT_PROFILE 1
-#define CAT_CONTEXT 2
-#define CAT_SCHED 3
+/* Category iids are the vocabulary's constants (1, 2, 3). */
+#define CAT_PROFILE DF_DIAG_CAT_PROFILE
+#define CAT_CONTEXT DF_DIAG_CAT_CONTEXT
+#define CAT_SCHED DF_DIAG_CAT_SCHEDULER
+/* Debug annotation names of the vocabulary. */
+#define NARG(id) df_diag_num_arg_name(DF_DIAG_NARG_##id)
+#define SARG(id) df_diag_str_arg_name(DF_DIAG_SARG_##id)
+#define WARG(id) df_diag_writer_arg_name(DF_DIAG_WARG_##id)
 /* Room kept below a bound for the closing packets (stats, clock snapshot, service events). */
 #define CLOSING_HEADROOM 4096u
 
@@ -395,10 +400,10 @@ static df_errkind write_spans_start(df__diag_writer *w) {
     size_t d = pb_open(&w->pkt, TP_DEFAULTS);
     pb_uint(&w->pkt, 58, CLOCK_MONOTONIC_ID);
     pb_close(&w->pkt, d);
-    intern_entry(w, ID_CATEGORIES, CAT_PROFILE, "delta_funnel.profile", strlen("delta_funnel.profile"));
-    intern_entry(w, ID_CATEGORIES, CAT_CONTEXT, "delta_funnel.profile.context",
-                 strlen("delta_funnel.profile.context"));
-    intern_entry(w, ID_CATEGORIES, CAT_SCHED, "delta_funnel.scheduler", strlen("delta_funnel.scheduler"));
+    for (unsigned c = 1; c < DF_DIAG_CAT_COUNT_; c++) {
+        const char *name = df_diag_category_name((df_diag_category)c);
+        intern_entry(w, ID_CATEGORIES, c, name, strlen(name));
+    }
     return packet_end(w);
 }
 
@@ -500,42 +505,51 @@ static df_errkind ensure_thread_track(df__diag_writer *w, uint32_t tid) {
     return packet_end(w);
 }
 
+/* The name parts of each kind of semantic track, outermost first (spec 1.2). */
+#define TP(part) DF_DIAG_TRACK_PART_##part
+static const df_diag_track_part track_paths[][3] = {
+    [DF_DIAG_TK_NONE] = {TP(DIAGNOSTICS)},
+    [DF_DIAG_TK_DIAGNOSTICS] = {TP(DIAGNOSTICS)},
+    [DF_DIAG_TK_OPERATION] = {TP(OPERATION)},
+    [DF_DIAG_TK_PHASES] = {TP(OPERATION), TP(PHASES)},
+    [DF_DIAG_TK_PLANNING] = {TP(OPERATION), TP(QUERY), TP(PLANNING)},
+    [DF_DIAG_TK_QUERY] = {TP(OPERATION), TP(QUERY)},
+    [DF_DIAG_TK_WORKER] = {TP(OPERATION), TP(QUERY), TP(WORKER)},
+    [DF_DIAG_TK_STREAM] = {TP(OPERATION), TP(QUERY), TP(STREAM)},
+    [DF_DIAG_TK_OWNER] = {TP(OPERATION), TP(OWNER)},
+};
+#undef TP
+
+/* Writes the name of track `k` into buf: its parts joined, numbered parts with their zero-padded id. */
+static void track_name(const df_diag_track_key *k, char *buf, size_t cap) {
+    const df_diag_track_part *path = track_paths[k->kind < DF_ARRAY_LEN(track_paths) ? k->kind : 0];
+    size_t at = 0;
+    buf[0] = 0;
+    for (size_t i = 0; i < 3 && path[i] && at < cap; i++) {
+        const char *sep = i ? DF_DIAG_TRACK_SEPARATOR : "", *name = df_diag_track_part_name(path[i]);
+        unsigned long long id = path[i] == DF_DIAG_TRACK_PART_OPERATION ? k->op_id
+                                : path[i] == DF_DIAG_TRACK_PART_QUERY   ? k->query_id
+                                                                        : k->sub_id;
+        int n = df_diag_track_part_numbered(path[i])
+                    ? snprintf(buf + at, cap - at, "%s%s%0*llu]", sep, name, DF_DIAG_TRACK_ID_DIGITS, id)
+                    : snprintf(buf + at, cap - at, "%s%s", sep, name);
+        if (n > 0) at += (size_t)n;
+    }
+}
+
 /* Name, id and sibling rank of a semantic track; writes the name into buf. */
 static void track_identity(const df_diag_track_key *k, char *buf, size_t cap, uint64_t *id, int64_t *rank) {
-    unsigned long long op = k->op_id, q = k->query_id, sub = k->sub_id;
+    track_name(k, buf, cap);
+    uint64_t op = k->op_id, q = k->query_id, sub = k->sub_id;
     switch ((df_diag_track_kind)k->kind) {
-    case DF_DIAG_TK_OPERATION:
-        snprintf(buf, cap, "Operation [op-%020llu]", op);
-        *id = op, *rank = (int64_t)op;
-        break;
-    case DF_DIAG_TK_PHASES:
-        snprintf(buf, cap, "Operation [op-%020llu] / phases", op);
-        *id = 0, *rank = 10;
-        break;
+    case DF_DIAG_TK_OPERATION: *id = op, *rank = (int64_t)op; break;
+    case DF_DIAG_TK_PHASES: *id = 0, *rank = 10; break;
     case DF_DIAG_TK_PLANNING:
-        snprintf(buf, cap, "Operation [op-%020llu] / query [q-%020llu] / planning", op, q);
-        *id = q, *rank = 20 + (int64_t)q;
-        break;
-    case DF_DIAG_TK_QUERY:
-        snprintf(buf, cap, "Operation [op-%020llu] / query [q-%020llu]", op, q);
-        *id = q, *rank = 20 + (int64_t)q;
-        break;
-    case DF_DIAG_TK_WORKER:
-        snprintf(buf, cap, "Operation [op-%020llu] / query [q-%020llu] / worker [w-%020llu]", op, q, sub);
-        *id = sub, *rank = (int64_t)sub;
-        break;
-    case DF_DIAG_TK_STREAM:
-        snprintf(buf, cap, "Operation [op-%020llu] / query [q-%020llu] / Delta scan output [s-%020llu]", op, q, sub);
-        *id = sub, *rank = 1000000 + (int64_t)sub;
-        break;
-    case DF_DIAG_TK_OWNER:
-        snprintf(buf, cap, "Operation [op-%020llu] / owner [o-%020llu]", op, sub);
-        *id = sub, *rank = 30 + (int64_t)sub;
-        break;
-    default:
-        snprintf(buf, cap, "Delta Funnel diagnostics");
-        *id = 0, *rank = 10;
-        break;
+    case DF_DIAG_TK_QUERY: *id = q, *rank = 20 + (int64_t)q; break;
+    case DF_DIAG_TK_WORKER: *id = sub, *rank = (int64_t)sub; break;
+    case DF_DIAG_TK_STREAM: *id = sub, *rank = 1000000 + (int64_t)sub; break;
+    case DF_DIAG_TK_OWNER: *id = sub, *rank = 30 + (int64_t)sub; break;
+    default: *id = 0, *rank = 10; break;
     }
 }
 
@@ -649,32 +663,32 @@ static void ann_str(df__diag_writer *w, const char *name, const char *v) {
 
 /* The identity arguments present in `id` (spec 1.4 names). */
 static void write_ident_args(df__diag_writer *w, const df_diag_ident *id, uint8_t span_kind) {
-    if (id->operation_id) ann_uint(w, "operation_id", id->operation_id);
-    if (id->capture_scope_id) ann_uint(w, "capture_scope_id", id->capture_scope_id);
-    if (id->query_execution_id) ann_uint(w, "query_execution_id", id->query_execution_id);
-    if (id->query_scope) ann_str(w, "query_scope", df_diag_query_scope_name((df_diag_query_scope)id->query_scope));
-    if (id->query_owner_id) ann_str(w, "query_owner", df_diag_name_get(id->query_owner_id));
+    if (id->operation_id) ann_uint(w, NARG(OPERATION), id->operation_id);
+    if (id->capture_scope_id) ann_uint(w, NARG(SCOPE), id->capture_scope_id);
+    if (id->query_execution_id) ann_uint(w, NARG(QUERY), id->query_execution_id);
+    if (id->query_scope) ann_str(w, SARG(QUERY_SCOPE), df_diag_query_scope_name((df_diag_query_scope)id->query_scope));
+    if (id->query_owner_id) ann_str(w, SARG(QUERY_OWNER), df_diag_name_get(id->query_owner_id));
     if (id->worker_kind) {
-        ann_uint(w, "worker_lane_id", id->worker_lane_id);
-        ann_str(w, "worker_kind", df__diag_worker_kind_name(id->worker_kind));
+        ann_uint(w, NARG(LANE), id->worker_lane_id);
+        ann_str(w, SARG(WORKER_KIND), df_diag_worker_kind_name(id->worker_kind));
     }
-    if (id->node_id >= 0) ann_int(w, "node_id", id->node_id);
-    if (id->parent_node_id >= 0) ann_int(w, "parent_node_id", id->parent_node_id);
-    if (id->operator_partition >= 0) ann_int(w, "operator_partition", id->operator_partition);
-    if (id->execution_stream_id) ann_uint(w, "execution_stream_id", id->execution_stream_id);
-    if (id->activity) ann_str(w, "activity", df__diag_activity_value_name(id->activity));
-    if (span_kind == DF_DIAG_SK_AWAIT) ann_str(w, "execution_activity_name", "Await Delta scan output");
-    if (id->op_kind) ann_str(w, "operation_kind", df_diag_op_kind_name((df_diag_op_kind)id->op_kind));
+    if (id->node_id >= 0) ann_int(w, NARG(NODE), id->node_id);
+    if (id->parent_node_id >= 0) ann_int(w, NARG(PARENT_NODE), id->parent_node_id);
+    if (id->operator_partition >= 0) ann_int(w, NARG(PARTITION), id->operator_partition);
+    if (id->execution_stream_id) ann_uint(w, NARG(STREAM), id->execution_stream_id);
+    if (id->activity) ann_str(w, SARG(ACTIVITY), df_diag_activity_value_name(id->activity));
+    if (span_kind == DF_DIAG_SK_AWAIT) ann_str(w, SARG(EXEC_ACTIVITY), df_diag_title_name(DF_DIAG_TITLE_AWAIT_OUTPUT));
+    if (id->op_kind) ann_str(w, SARG(OPERATION_KIND), df_diag_op_kind_name((df_diag_op_kind)id->op_kind));
     if (id->stage) {
-        ann_str(w, "stage_name", df_diag_stage_name((df_diag_stage)id->stage));
-        ann_str(w, "stage_category", df_diag_stage_category((df_diag_stage)id->stage));
+        ann_str(w, SARG(STAGE_NAME), df_diag_stage_name((df_diag_stage)id->stage));
+        ann_str(w, SARG(STAGE_CATEGORY), df_diag_stage_category((df_diag_stage)id->stage));
     }
-    if (id->stage_owner_id) ann_uint(w, "stage_owner_id", id->stage_owner_id);
+    if (id->stage_owner_id) ann_uint(w, NARG(OWNER), id->stage_owner_id);
     if (id->profile_context_id) {
-        ann_uint(w, "profile_context_id", id->profile_context_id);
-        ann_str(w, "context_name", "DataFusion task context");
+        ann_uint(w, NARG(CONTEXT), id->profile_context_id);
+        ann_str(w, SARG(CONTEXT_NAME), df_diag_title_name(DF_DIAG_TITLE_TASK_CONTEXT));
     }
-    if (id->time_semantics) ann_str(w, "time_semantics", df__diag_time_semantics_name(id->time_semantics));
+    if (id->time_semantics) ann_str(w, SARG(TIME_SEMANTICS), df_diag_time_semantics_name(id->time_semantics));
 }
 
 /* Opens a track-event packet; returns the offset of the TrackEvent body. */
@@ -716,10 +730,10 @@ static df_errkind write_begin_record(df__diag_writer *w, const df_diag_ev_begin 
 }
 
 static void write_end_args(df__diag_writer *w, const df_diag_ev_end *e) {
-    if (e->flags & DF_DIAG_EVF_OWNER) ann_str(w, "query_owner", df_diag_name_get(e->query_owner_id));
-    if (e->flags & DF_DIAG_EVF_PARENT_NODE) ann_int(w, "parent_node_id", e->parent_node_id);
+    if (e->flags & DF_DIAG_EVF_OWNER) ann_str(w, SARG(QUERY_OWNER), df_diag_name_get(e->query_owner_id));
+    if (e->flags & DF_DIAG_EVF_PARENT_NODE) ann_int(w, NARG(PARENT_NODE), e->parent_node_id);
     if (e->h.kind != DF_DIAG_SK_TASK && e->h.kind != DF_DIAG_SK_DETAIL)
-        ann_str(w, "result", df_diag_result_name((df_diag_result)e->result));
+        ann_str(w, SARG(RESULT), df_diag_result_name((df_diag_result)e->result));
 }
 
 static df_errkind write_end_record(df__diag_writer *w, const df_diag_ev_end *e) {
@@ -743,7 +757,7 @@ static df_errkind write_instant_record(df__diag_writer *w, const df_diag_ev_inst
     uint64_t track = ensure_track(w, &e->track);
     if (!track) return w->io_kind;
     size_t at = event_begin(w, e->ts, track, 3, CAT_PROFILE, df__diag_instant_name(e->h.kind));
-    if (e->h.kind == DF_DIAG_IK_TRUNCATED) ann_uint(w, "maximum_spans", e->maximum_spans);
+    if (e->h.kind == DF_DIAG_IK_TRUNCATED) ann_uint(w, NARG(MAX_SPANS), e->maximum_spans);
     if (e->h.kind == DF_DIAG_IK_QUERY) write_ident_args(w, &e->ident, 0);
     return event_end(w, at);
 }
@@ -941,9 +955,10 @@ df_errkind df__diag_writer_offcpu(df__diag_writer *w, uint32_t tid, uint64_t out
     if (w->io_kind == DF_OK) ensure_thread_track(w, tid);
     if (w->io_kind == DF_OK) {
         uint64_t track = thread_uuid(w, tid);
-        size_t at = event_begin(w, out_ts, track, 1, CAT_SCHED, preempted ? "Off CPU (preempted)" : "Off CPU (waiting)");
-        if (out_cpu != UINT32_MAX) ann_uint(w, "cpu_before", out_cpu);
-        if (in_cpu != UINT32_MAX) ann_uint(w, "cpu_after", in_cpu);
+        df_diag_title name = preempted ? DF_DIAG_TITLE_OFF_CPU_PREEMPTED : DF_DIAG_TITLE_OFF_CPU_WAITING;
+        size_t at = event_begin(w, out_ts, track, 1, CAT_SCHED, df_diag_title_name(name));
+        if (out_cpu != UINT32_MAX) ann_uint(w, WARG(CPU_BEFORE), out_cpu);
+        if (in_cpu != UINT32_MAX) ann_uint(w, WARG(CPU_AFTER), in_cpu);
         event_end(w, at);
         at = event_begin(w, in_ts, track, 2, CAT_SCHED, NULL);
         event_end(w, at);
@@ -963,18 +978,19 @@ static void write_sampler_info(df__diag_writer *w, const df_diag_capture_stats *
     df_diag_track_key diag = {.kind = DF_DIAG_TK_DIAGNOSTICS};
     uint64_t track = ensure_track(w, &diag);
     if (!track) return;
-    size_t at = event_begin(w, clock_ns(CLOCK_MONOTONIC), track, 3, CAT_PROFILE, "Delta Funnel sampler");
-    ann_str(w, "sampler_backend", st->requested_hz ? df_diag_backend_name(st->backend) : "none");
-    ann_str(w, "sampler_reason", st->backend_reason);
-    ann_uint(w, "requested_hz", st->requested_hz);
-    ann_uint(w, "effective_millihertz", (uint64_t)(st->effective_hz * 1000.0));
-    ann_uint(w, "samples", st->samples);
-    ann_uint(w, "sample_weight", st->sample_weight);
-    ann_uint(w, "samples_lost", st->samples_lost);
-    ann_uint(w, "samples_dwarf_unwound", st->samples_dwarf_unwound);
-    ann_uint(w, "threads_sampled", st->threads_sampled);
-    ann_uint(w, "threads_not_sampled", st->threads_not_sampled);
-    if (st->scheduler_reason[0]) ann_str(w, "scheduler_context", st->scheduler_reason);
+    size_t at =
+        event_begin(w, clock_ns(CLOCK_MONOTONIC), track, 3, CAT_PROFILE, df_diag_title_name(DF_DIAG_TITLE_SAMPLER));
+    ann_str(w, WARG(SAMPLER_BACKEND), st->requested_hz ? df_diag_backend_name(st->backend) : DF_DIAG_NO_BACKEND_NAME);
+    ann_str(w, WARG(SAMPLER_REASON), st->backend_reason);
+    ann_uint(w, WARG(REQUESTED_HZ), st->requested_hz);
+    ann_uint(w, WARG(EFFECTIVE_MILLIHERTZ), (uint64_t)(st->effective_hz * 1000.0));
+    ann_uint(w, WARG(SAMPLES), st->samples);
+    ann_uint(w, WARG(SAMPLE_WEIGHT), st->sample_weight);
+    ann_uint(w, WARG(SAMPLES_LOST), st->samples_lost);
+    ann_uint(w, WARG(SAMPLES_DWARF_UNWOUND), st->samples_dwarf_unwound);
+    ann_uint(w, WARG(THREADS_SAMPLED), st->threads_sampled);
+    ann_uint(w, WARG(THREADS_NOT_SAMPLED), st->threads_not_sampled);
+    if (st->scheduler_reason[0]) ann_str(w, WARG(SCHEDULER_CONTEXT), st->scheduler_reason);
     event_end(w, at);
 }
 

@@ -407,7 +407,7 @@ df_errkind df_query_profile_json(const df_exec_profile *profile, const df_profil
     df_json_writer_init(&w, out, 0);
     int o = atomic_load(&profile->outcome);
     df_json_object_begin(&w);
-    df_json_kv_string(&w, "scope", meta && meta->scope ? meta->scope : "preview");
+    df_json_kv_string(&w, "scope", meta && meta->scope ? meta->scope : df_diag_query_scope_name(DF_DIAG_QUERY_PREVIEW));
     df_json_kv_string(&w, "outcome", outcome_name(o));
     df_json_kv_bool(&w, "partial", o != OUT_SUCCESS);
     if (meta && meta->row_limit >= 0) df_json_kv_int(&w, "delta_funnel_row_limit", meta->row_limit);

@@ -37,23 +37,23 @@
 /* The run                                                                   */
 
 
-/* Stage, timing name and failure phase of each step. */
+/* Stage and failure phase of each step (the stage names the phase timing it feeds). */
 const df_wstep_info df__wrun_steps[WSTEP_COUNT_] = {
-    {DF_DIAG_STAGE_PLAN_OUTPUT_SCHEMA, "output_schema_planning", "mssql_schema_planning"},
-    {DF_DIAG_STAGE_PLAN_SQL_SERVER_TARGET, "sql_target_planning", "mssql_schema_planning"},
-    {DF_DIAG_STAGE_BUILD_QUERY_DATAFRAME, "query_dataframe_planning", "query_dataframe_planning"},
-    {DF_DIAG_STAGE_BUILD_PHYSICAL_PLAN, "query_physical_planning", "query_physical_planning"},
-    {DF_DIAG_STAGE_SET_UP_QUERY_STREAM, "query_stream_setup", "query_stream_setup"},
-    {DF_DIAG_STAGE_CONNECT, "sql_server_connection", "connect"},
-    {DF_DIAG_STAGE_PREPARE_TARGET_LIFECYCLE, "prepare_target_lifecycle", "prepare_target_lifecycle"},
-    {DF_DIAG_STAGE_INITIALIZE_BULK_WRITER, "initialize_writer", "initialize_writer"},
-    {DF_DIAG_STAGE_POLL_QUERY_BATCH, "poll_batch_stream", "poll_batch_stream"},
-    {DF_DIAG_STAGE_VALIDATE_BATCH_SCHEMA, "validate_batch_schema", "validate_batch_schema"},
-    {DF_DIAG_STAGE_WRITE_BATCH, "write_batch", "write_batch"},
-    {DF_DIAG_STAGE_FINALIZE_WRITER, "finalize", "finalize"},
-    {DF_DIAG_STAGE_VALIDATE_WRITTEN_TARGET, "validation", "validation"},
-    {DF_DIAG_STAGE_SWAP_REPLACE_TARGET, "swap_target", "swap_target"},
-    {DF_DIAG_STAGE_CLEAN_UP_PREPARED_TARGET, "cleanup", "cleanup"},
+    {DF_DIAG_STAGE_PLAN_OUTPUT_SCHEMA, "mssql_schema_planning"},
+    {DF_DIAG_STAGE_PLAN_SQL_SERVER_TARGET, "mssql_schema_planning"},
+    {DF_DIAG_STAGE_BUILD_QUERY_DATAFRAME, "query_dataframe_planning"},
+    {DF_DIAG_STAGE_BUILD_PHYSICAL_PLAN, "query_physical_planning"},
+    {DF_DIAG_STAGE_SET_UP_QUERY_STREAM, "query_stream_setup"},
+    {DF_DIAG_STAGE_CONNECT, "connect"},
+    {DF_DIAG_STAGE_PREPARE_TARGET_LIFECYCLE, "prepare_target_lifecycle"},
+    {DF_DIAG_STAGE_INITIALIZE_BULK_WRITER, "initialize_writer"},
+    {DF_DIAG_STAGE_POLL_QUERY_BATCH, "poll_batch_stream"},
+    {DF_DIAG_STAGE_VALIDATE_BATCH_SCHEMA, "validate_batch_schema"},
+    {DF_DIAG_STAGE_WRITE_BATCH, "write_batch"},
+    {DF_DIAG_STAGE_FINALIZE_WRITER, "finalize"},
+    {DF_DIAG_STAGE_VALIDATE_WRITTEN_TARGET, "validation"},
+    {DF_DIAG_STAGE_SWAP_REPLACE_TARGET, "swap_target"},
+    {DF_DIAG_STAGE_CLEAN_UP_PREPARED_TARGET, "cleanup"},
 };
 
 bool df__wrun_step_active(const df_wrun *r, int step) {

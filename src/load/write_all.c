@@ -270,19 +270,21 @@ static df_errkind plan_cache(wa_run *r, df_error *err) {
 /* ------------------------------------------------------------------------ */
 /* Cache materialization                                                     */
 
+/* The cache phase timings in report order: the stages feeding them, and the materialization total (NONE_). */
 static const struct {
     df_diag_stage stage;
-    const char *timing;
 } cache_stages[NCACHE_TIMINGS] = {
-    {DF_DIAG_STAGE_RESOLVE_CACHE_DATAFRAME, "cache_alias_dataframe_resolution"},
-    {DF_DIAG_STAGE_BUILD_CACHE_PHYSICAL_PLAN, "cache_alias_physical_planning"},
-    {DF_DIAG_STAGE_SET_UP_CACHE_STREAMS, "cache_alias_stream_setup"},
-    {DF_DIAG_STAGE_EXECUTE_AND_COLLECT_CACHE, "cache_alias_execute_collect"},
-    {DF_DIAG_STAGE_BUILD_CACHE_MEMTABLE, "cache_alias_memtable_build"},
-    {DF_DIAG_STAGE_NONE_, "cache_alias_materialization_total"},
-    {DF_DIAG_STAGE_INSTALL_CACHE_ALIAS, "cache_alias_install"},
-    {DF_DIAG_STAGE_RESTORE_CACHE_ALIAS, "cache_alias_restore"},
+    {DF_DIAG_STAGE_RESOLVE_CACHE_DATAFRAME}, {DF_DIAG_STAGE_BUILD_CACHE_PHYSICAL_PLAN},
+    {DF_DIAG_STAGE_SET_UP_CACHE_STREAMS},    {DF_DIAG_STAGE_EXECUTE_AND_COLLECT_CACHE},
+    {DF_DIAG_STAGE_BUILD_CACHE_MEMTABLE},    {DF_DIAG_STAGE_NONE_},
+    {DF_DIAG_STAGE_INSTALL_CACHE_ALIAS},     {DF_DIAG_STAGE_RESTORE_CACHE_ALIAS},
 };
+
+/* The phase timing of cache_stages[s]. */
+static df_diag_timing_name cache_timing(int s) {
+    df_diag_stage stage = cache_stages[s].stage;
+    return stage ? df_diag_stage_row(stage)->timing : DF_DIAG_TN_CACHE_ALIAS_MATERIALIZATION_TOTAL;
+}
 
 /* The private catalog: sources as providers, aliases as SQL views (so they read caches). */
 static df_errkind build_catalog(wa_run *r, df_error *err) {
@@ -416,7 +418,7 @@ static df_errkind materialize(wa_run *r, wa_alias *a, const df_write_options *wo
     if (m.profile) {
         df_buf b;
         df_buf_init(&b, 0);
-        df_profile_meta meta = {"write_all_cache_alias", -1};
+        df_profile_meta meta = {df_diag_query_scope_name(DF_DIAG_QUERY_WRITE_ALL_CACHE_ALIAS), -1};
         if (df_query_profile_json(m.profile, &meta, &b, NULL) == DF_OK) df_buf_take_text(&b, &a->profile, NULL, NULL);
         df_buf_free(&b);
         df_exec_profile_release(m.profile);
@@ -469,7 +471,7 @@ static void aliases_json(wa_run *r, df_json_writer *w) {
         else
             df_json_kv_null(w, "execution_profile");
         if (a->failed_stage >= 0)
-            df_json_kv_string(w, "failed_phase", cache_stages[a->failed_stage].timing);
+            df_json_kv_string(w, "failed_phase", df_diag_timing_name_of(cache_timing(a->failed_stage)));
         else
             df_json_kv_null(w, "failed_phase");
         df_json_key(w, "output_indexes");
@@ -483,14 +485,13 @@ static void aliases_json(wa_run *r, df_json_writer *w) {
             for (int s = 0; s < NCACHE_TIMINGS; s++) {
                 if (s == 5) {
                     bool failed = a->failed_stage >= 0 && a->failed_stage <= 4;
-                    df__wtimings_add(&ts, cache_stages[s].timing, failed ? "failed" : "completed", NULL,
+                    df__wtimings_add(&ts, cache_timing(s), failed ? "failed" : "completed", NULL,
                                      (int64_t)(total / 1000));
                     continue;
                 }
                 df_diag_timing t = df_diag_operation_stage_timing(r->op, cache_stages[s].stage, a->owner);
                 if (s < 5) total += t.elapsed_ns;
-                df__wtimings_add_stage(&ts, cache_stages[s].timing, r->op, cache_stages[s].stage, a->owner,
-                                       "prior_failure");
+                df__wtimings_add_stage(&ts, r->op, cache_stages[s].stage, a->owner, "prior_failure");
             }
             df_json_key(w, "phase_timings");
             df__json_timings(w, &ts);
@@ -560,12 +561,12 @@ static void skipped_timings(const df_output_spec *spec, df_wtimings *ts) {
     ts->n = 0;
     const df_entry *e = spec->table->entry;
     if (e->kind == DF_TABLE_DERIVED_SQL)
-        df__wtimings_add(ts, "lazy_sql_planning", "completed", NULL, (int64_t)(e->planning_ns / 1000));
-    df__wtimings_add(ts, "output_schema_planning", "completed", NULL, 0);
-    df__wtimings_add(ts, "sql_target_planning", "completed", NULL, 0);
-    df__wtimings_add(ts, "output_stream_setup", "skipped", "prior_failure", -1);
-    df__wtimings_add(ts, "sql_write", "skipped", "prior_failure", -1);
-    df__wtimings_add(ts, "validation", "skipped", "prior_failure", -1);
+        df__wtimings_add(ts, DF_DIAG_TN_LAZY_SQL_PLANNING, "completed", NULL, (int64_t)(e->planning_ns / 1000));
+    df__wtimings_add(ts, DF_DIAG_TN_OUTPUT_SCHEMA_PLANNING, "completed", NULL, 0);
+    df__wtimings_add(ts, DF_DIAG_TN_SQL_TARGET_PLANNING, "completed", NULL, 0);
+    df__wtimings_add(ts, DF_DIAG_TN_OUTPUT_STREAM_SETUP, "skipped", "prior_failure", -1);
+    df__wtimings_add(ts, DF_DIAG_TN_SQL_WRITE, "skipped", "prior_failure", -1);
+    df__wtimings_add(ts, DF_DIAG_TN_VALIDATION, "skipped", "prior_failure", -1);
 }
 
 static void output_entry(wa_run *r, int32_t i, df_json_writer *w) {
@@ -661,13 +662,13 @@ static df_errkind execute_report(wa_run *r, df_buf *out, df_error *err) {
     df_json_kv_int(&w, "output_count", r->n);
     df_wtimings ts;
     ts.n = 0;
-    df__wtimings_add(&ts, "output_planning", "completed", NULL, (int64_t)(r->planning_ns / 1000));
+    df__wtimings_add(&ts, DF_DIAG_TN_OUTPUT_PLANNING, "completed", NULL, (int64_t)(r->planning_ns / 1000));
     if (r->opts.mode == CACHE_DISABLED)
-        df__wtimings_add(&ts, "cache_planning", "skipped", "not_executed", -1);
+        df__wtimings_add(&ts, DF_DIAG_TN_CACHE_PLANNING, "skipped", "not_executed", -1);
     else
-        df__wtimings_add(&ts, "cache_planning", "completed", NULL, (int64_t)(r->cache_planning_ns / 1000));
-    df__wtimings_add(&ts, "workflow_execution", "completed", NULL, (int64_t)(r->workflow_ns / 1000));
-    df__wtimings_add(&ts, "source_reporting", "completed", NULL, (int64_t)(r->sources_ns / 1000));
+        df__wtimings_add(&ts, DF_DIAG_TN_CACHE_PLANNING, "completed", NULL, (int64_t)(r->cache_planning_ns / 1000));
+    df__wtimings_add(&ts, DF_DIAG_TN_WORKFLOW_EXECUTION, "completed", NULL, (int64_t)(r->workflow_ns / 1000));
+    df__wtimings_add(&ts, DF_DIAG_TN_SOURCE_REPORTING, "completed", NULL, (int64_t)(r->sources_ns / 1000));
     df_json_key(&w, "phase_timings");
     df__json_timings(&w, &ts);
     df_json_kv_int(&w, "skipped_count", skipped);
@@ -715,7 +716,7 @@ static df_errkind dry_run_report(wa_run *r, df_buf *out, df_error *err) {
     df_json_array_end(&w);
     df_wtimings ts;
     ts.n = 0;
-    df__wtimings_add(&ts, "output_planning", "completed", NULL, (int64_t)(r->planning_ns / 1000));
+    df__wtimings_add(&ts, DF_DIAG_TN_OUTPUT_PLANNING, "completed", NULL, (int64_t)(r->planning_ns / 1000));
     t0 = df_now_ns();
     df_buf src;
     df_buf_init(&src, 0);
@@ -723,7 +724,7 @@ static df_errkind dry_run_report(wa_run *r, df_buf *out, df_error *err) {
     df_json_writer_init(&sw, &src, 0);
     if (k == DF_OK) k = df__write_sources_json(r->s, &sw, (const df_output_spec *const *)r->specs, r->n, 0, err);
     if (k == DF_OK) k = df_json_writer_finish(&sw, err);
-    df__wtimings_add(&ts, "source_reporting", "completed", NULL, (int64_t)((df_now_ns() - t0) / 1000));
+    df__wtimings_add(&ts, DF_DIAG_TN_SOURCE_REPORTING, "completed", NULL, (int64_t)((df_now_ns() - t0) / 1000));
     df_json_key(&w, "phase_timings");
     df__json_timings(&w, &ts);
     df_json_kv_bool(&w, "query_used_source_scan_metadata_exhausted", false);
@@ -787,7 +788,7 @@ static df_errkind cache_failure(wa_run *r, wa_alias *a, df_error *err) {
     char al[160];
     df__session_escape_into(al, sizeof al, a->entry->alias);
     df_error_set(err, DF_ERR_WRITE_ALL_CACHE_FAILED, "write_all cache failed for alias `%s` during %s: %s", al,
-                 cache_stages[a->failed_stage].timing, cause);
+                 df_diag_timing_name_of(cache_timing(a->failed_stage)), cause);
     df_error_set_phase(err, "write_all_cache");
     if (ok) df_error_set_context(err, ctx.data);
     df_buf_free(&ctx);

@@ -100,9 +100,11 @@ typedef struct df_wtimings {
     df_wtiming t[DF_WRITE_MAX_TIMINGS]; /* entries */
 } df_wtimings;
 
-void df__wtimings_add(df_wtimings *ts, const char *name, const char *status, const char *reason, int64_t micros);
-/* Adds the timing of a diag stage (owner), mapping its state; not started -> (not_started, reason). */
-void df__wtimings_add_stage(df_wtimings *ts, const char *name, const df_diag_operation *op, df_diag_stage stage,
+/* Adds the phase timing `name` (the vocabulary's, see diag/diag_names.def). */
+void df__wtimings_add(df_wtimings *ts, df_diag_timing_name name, const char *status, const char *reason,
+                      int64_t micros);
+/* Adds the timing a diag stage (owner) feeds, mapping its state; not started -> (not_started, reason). */
+void df__wtimings_add_stage(df_wtimings *ts, const df_diag_operation *op, df_diag_stage stage,
                             uint64_t owner, const char *not_started_reason);
 void df__json_timings(df_json_writer *w, const df_wtimings *ts);
 /* {"kind": kind, "reason": reason|null} */

@@ -11,18 +11,20 @@
 /* ------------------------------------------------------------------------ */
 /* Shapes                                                                    */
 
-void df__wtimings_add(df_wtimings *ts, const char *name, const char *status, const char *reason, int64_t micros) {
+void df__wtimings_add(df_wtimings *ts, df_diag_timing_name name, const char *status, const char *reason,
+                      int64_t micros) {
     if (ts->n >= DF_WRITE_MAX_TIMINGS) return;
     df_wtiming *t = &ts->t[ts->n++];
-    t->name = name;
+    t->name = df_diag_timing_name_of(name);
     t->status = status;
     t->reason = reason;
     t->micros = micros;
 }
 
-void df__wtimings_add_stage(df_wtimings *ts, const char *name, const df_diag_operation *op, df_diag_stage stage,
+void df__wtimings_add_stage(df_wtimings *ts, const df_diag_operation *op, df_diag_stage stage,
                             uint64_t owner, const char *not_started_reason) {
     df_diag_timing t = df_diag_operation_stage_timing(op, stage, owner);
+    df_diag_timing_name name = df_diag_stage_row(stage)->timing;
     switch (t.state) {
     case DF_DIAG_TIMING_COMPLETED:
         df__wtimings_add(ts, name, "completed", NULL, (int64_t)(t.elapsed_ns / 1000));
@@ -220,7 +222,8 @@ static void source_scheduling(df_json_writer *w, const df_session *s) {
 }
 
 static void source_timings(df_json_writer *w, const df_entry *e) {
-    static const char *const names[3] = {"source_loading", "protocol_preflight", "datafusion_registration"};
+    static const df_diag_timing_name names[3] = {DF_DIAG_TN_SOURCE_LOADING, DF_DIAG_TN_PROTOCOL_PREFLIGHT,
+                                                 DF_DIAG_TN_DATAFUSION_REGISTRATION};
     df_wtimings ts;
     ts.n = 0;
     for (int i = 0; i < 3; i++) df__wtimings_add(&ts, names[i], "completed", NULL, (int64_t)(e->step_ns[i] / 1000));
@@ -313,14 +316,15 @@ df_errkind df__write_dry_run_report(const df_output_spec *spec, df_json_writer *
     df_wtimings ts;
     ts.n = 0;
     if (e->kind == DF_TABLE_DERIVED_SQL)
-        df__wtimings_add(&ts, "lazy_sql_planning", "completed", NULL, (int64_t)(e->planning_ns / 1000));
+        df__wtimings_add(&ts, DF_DIAG_TN_LAZY_SQL_PLANNING, "completed", NULL, (int64_t)(e->planning_ns / 1000));
     uint64_t t0 = df_now_ns();
-    df__wtimings_add(&ts, "output_schema_planning", "completed", NULL, (int64_t)((df_now_ns() - t0) / 1000));
+    df__wtimings_add(&ts, DF_DIAG_TN_OUTPUT_SCHEMA_PLANNING, "completed", NULL, (int64_t)((df_now_ns() - t0) / 1000));
     t0 = df_now_ns();
     df_write_plan plan;
     DF_TRY(df__write_plan_output(spec, schema, &plan, err));
-    df__wtimings_add(&ts, "sql_target_planning", "completed", NULL, (int64_t)((df_now_ns() - t0) / 1000));
-    static const char *const skipped[] = {"query_execution", "batch_shaping", "sql_write", "finalize", "validation"};
+    df__wtimings_add(&ts, DF_DIAG_TN_SQL_TARGET_PLANNING, "completed", NULL, (int64_t)((df_now_ns() - t0) / 1000));
+    static const df_diag_timing_name skipped[] = {DF_DIAG_TN_QUERY_EXECUTION, DF_DIAG_TN_BATCH_SHAPING,
+                                                  DF_DIAG_TN_SQL_WRITE, DF_DIAG_TN_FINALIZE, DF_DIAG_TN_VALIDATION};
     for (size_t i = 0; i < DF_ARRAY_LEN(skipped); i++) df__wtimings_add(&ts, skipped[i], "skipped", "dry_run", -1);
     df_entry **used = NULL;
     int32_t nused = 0;
@@ -419,42 +423,45 @@ void df__wrun_collect_timings(const df_wrun *r, df_wtimings *ts, bool failed, bo
     bool bench = r->ctx->stream_benchmark;
     if (!writer_only) {
         if (r->e->kind == DF_TABLE_DERIVED_SQL)
-            df__wtimings_add(ts, "lazy_sql_planning", "completed", NULL, (int64_t)(r->e->planning_ns / 1000));
+            df__wtimings_add(ts, DF_DIAG_TN_LAZY_SQL_PLANNING, "completed", NULL, (int64_t)(r->e->planning_ns / 1000));
         for (int s = WSTEP_SCHEMA; s <= WSTEP_STREAM; s++)
             if (!failed || df__wrun_step_active(r, s))
-                df__wtimings_add_stage(ts, df__wrun_steps[s].timing, op, df__wrun_steps[s].stage, owner, "not_executed");
+                df__wtimings_add_stage(ts, op, df__wrun_steps[s].stage, owner, "not_executed");
         if (r->ctx->in_write_all) {
             int64_t setup = 0;
             for (int s = WSTEP_DATAFRAME; s <= WSTEP_STREAM; s++)
                 setup += (int64_t)df_diag_operation_stage_timing(op, df__wrun_steps[s].stage, owner).elapsed_ns;
             bool setup_failed = r->stages.failed >= WSTEP_DATAFRAME && r->stages.failed <= WSTEP_STREAM;
-            df__wtimings_add(ts, "output_stream_setup", setup_failed ? "failed" : "completed", NULL, setup / 1000);
+            df__wtimings_add(ts, DF_DIAG_TN_OUTPUT_STREAM_SETUP, setup_failed ? "failed" : "completed", NULL,
+                             setup / 1000);
             if (bench)
-                df__wtimings_add(ts, "sql_write", "not_started", "not_executed", -1);
+                df__wtimings_add(ts, DF_DIAG_TN_SQL_WRITE, "not_started", "not_executed", -1);
             else if (!setup_failed)
-                df__wtimings_add(ts, "sql_write", r->stages.failed >= WSTEP_CONNECT ? "failed" : "completed", NULL,
-                                 (int64_t)(r->write_ns / 1000));
-            if (failed && !bench) df__wtimings_add(ts, "validation", "not_started", "failure_before_validation", -1);
+                df__wtimings_add(ts, DF_DIAG_TN_SQL_WRITE, r->stages.failed >= WSTEP_CONNECT ? "failed" : "completed",
+                                 NULL, (int64_t)(r->write_ns / 1000));
+            if (failed && !bench)
+                df__wtimings_add(ts, DF_DIAG_TN_VALIDATION, "not_started", "failure_before_validation", -1);
         }
     }
     if (bench) {
         for (int s = WSTEP_POLL; s <= WSTEP_VALIDATE_BATCH; s++)
-            df__wtimings_add_stage(ts, df__wrun_steps[s].timing, op, df__wrun_steps[s].stage, owner, "not_executed");
-        df__wtimings_add(ts, "write_batch", "not_started", "not_executed", -1);
-        df__wtimings_add(ts, "finalize", "not_started", "not_executed", -1);
-        df__wtimings_add(ts, "validation", "not_started", "not_executed", -1);
+            df__wtimings_add_stage(ts, op, df__wrun_steps[s].stage, owner, "not_executed");
+        df__wtimings_add(ts, DF_DIAG_TN_WRITE_BATCH, "not_started", "not_executed", -1);
+        df__wtimings_add(ts, DF_DIAG_TN_FINALIZE, "not_started", "not_executed", -1);
+        df__wtimings_add(ts, DF_DIAG_TN_VALIDATION, "not_started", "not_executed", -1);
         return;
     }
     for (int s = WSTEP_CONNECT; s <= WSTEP_SWAP; s++) {
         if (s == WSTEP_VALIDATION && !df__wrun_step_active(r, s) && !failed) {
-            df__wtimings_add(ts, "validation", "skipped", r->val_reason ? r->val_reason : "validation_disabled", -1);
+            df__wtimings_add(ts, DF_DIAG_TN_VALIDATION, "skipped", r->val_reason ? r->val_reason : "validation_disabled",
+                             -1);
             continue;
         }
         if (!failed || df__wrun_step_active(r, s))
-            df__wtimings_add_stage(ts, df__wrun_steps[s].timing, op, df__wrun_steps[s].stage, owner, "not_executed");
+            df__wtimings_add_stage(ts, op, df__wrun_steps[s].stage, owner, "not_executed");
     }
     if (failed && df__wrun_step_active(r, WSTEP_CLEANUP))
-        df__wtimings_add_stage(ts, "cleanup", op, df__wrun_steps[WSTEP_CLEANUP].stage, owner, "not_executed");
+        df__wtimings_add_stage(ts, op, df__wrun_steps[WSTEP_CLEANUP].stage, owner, "not_executed");
 }
 
 static void count_obj(df_json_writer *w, int64_t v) {
@@ -480,7 +487,7 @@ static df_errkind profile_json(df_wrun *r, char **out, df_error *err) {
     if (!r->profile) return DF_OK;
     df_buf b;
     df_buf_init(&b, 0);
-    df_profile_meta meta = {"mssql_output", -1};
+    df_profile_meta meta = {df_diag_query_scope_name(DF_DIAG_QUERY_MSSQL_OUTPUT), -1};
     df_errkind k = df_query_profile_json(r->profile, &meta, &b, err);
     if (k == DF_OK) return df_buf_take_text(&b, out, NULL, err);
     df_buf_free(&b);

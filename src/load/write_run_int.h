@@ -16,7 +16,6 @@ enum {
 
 typedef struct df_wstep_info {
     df_diag_stage stage;
-    const char *timing;              /* phase_timings name */
     const char *phase;               /* failure phase of the failure context */
 } df_wstep_info;
 

@@ -527,7 +527,7 @@ static df_errkind account_direct(sstate *st, const df__pt_sample *sm, int32_t no
         const uint32_t *frames = df__pt_stack(&b->tr, sm->stack, &n);
         const df__pt_frame *leaf = &b->tr.frames[frames[n - 1]];
         const char *name = df__report_str(&b->tr.strings, leaf->name);
-        cls = !name || !*name || !strcmp(name, "[unresolved]") ? DF_REPORT_STACK_UNRESOLVED : DF_REPORT_STACK_RESOLVED;
+        cls = !name || !*name || !strcmp(name, DF_REPORT_UNRESOLVED_FRAME) ? DF_REPORT_STACK_UNRESOLVED : DF_REPORT_STACK_RESOLVED;
     }
     df__bnode *bn = &b->nodes[node];
     bn->direct++;
@@ -676,7 +676,7 @@ static df_errkind finish_records(sstate *st, df_error *err) {
         return oom(err);
     }
     df_errkind k = number_call_tree(st, fid, err);
-    uint32_t unresolved = df__report_intern(&p->strings, "[unresolved]", 12);
+    uint32_t unresolved = df__report_intern(&p->strings, DF_REPORT_UNRESOLVED_FRAME, strlen(DF_REPORT_UNRESOLVED_FRAME));
     bool failed = !unresolved;
     for (size_t i = 0; k == DF_OK && i < p->nfns; i++) {
         df_report_function *r = &p->fns[i];

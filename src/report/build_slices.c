@@ -27,9 +27,6 @@
 
 #define MAX_TRACK_DEPTH 256
 
-static const char *const OP_NAMES[] = {"Delta Funnel preview", "Delta Funnel SQL Server write",
-                                       "Delta Funnel SQL Server write_all"};
-
 static df_errkind oom(df_error *err) {
     return df__report_fail(err, DF_ERR_OUT_OF_MEMORY, "aggregate_validation",
                            "out of memory while building the profile");
@@ -83,30 +80,43 @@ static uint32_t track_add(df__build *b, uint64_t uuid, size_t *cap) {
 
 /* Parses "Operation [op-" 20 digits "]"; returns the id or 0. */
 static int64_t parse_op_name(const char *s) {
-    static const char prefix[] = "Operation [op-";
-    if (strncmp(s, prefix, sizeof prefix - 1) != 0) return 0;
-    s += sizeof prefix - 1;
+    const char *prefix = df_diag_track_part_name(DF_DIAG_TRACK_PART_OPERATION);
+    const int digits = DF_DIAG_TRACK_ID_DIGITS;
+    if (strncmp(s, prefix, strlen(prefix)) != 0) return 0;
+    s += strlen(prefix);
     uint64_t v = 0;
-    for (int i = 0; i < 20; i++) {
+    for (int i = 0; i < digits; i++) {
         if (s[i] < '0' || s[i] > '9') return 0;
         if (v > (UINT64_MAX - 9) / 10) return 0;
         v = v * 10 + (uint64_t)(s[i] - '0');
     }
-    if (s[20] != ']' || s[21] != 0 || v == 0 || v > (uint64_t)INT64_MAX) return 0;
+    if (s[digits] != ']' || s[digits + 1] != 0 || v == 0 || v > (uint64_t)INT64_MAX) return 0;
     return (int64_t)v;
+}
+
+/* True if a track-name component is `part` (numbered parts: by prefix, the id is not checked). */
+static bool is_track_part(const char *component, df_diag_track_part part) {
+    const char *name = df_diag_track_part_name(part);
+    return df_diag_track_part_numbered(part) ? strncmp(component, name, strlen(name)) == 0
+                                             : strcmp(component, name) == 0;
 }
 
 /* Role of a track under an operation, from the last " / " component of its name. */
 static uint8_t sub_role(const char *name) {
+    static const struct {
+        df_diag_track_part part;
+        uint8_t role;
+    } roles[] = {
+        {DF_DIAG_TRACK_PART_PHASES, DF__BT_PHASES}, {DF_DIAG_TRACK_PART_PLANNING, DF__BT_PLANNING},
+        {DF_DIAG_TRACK_PART_WORKER, DF__BT_WORKER}, {DF_DIAG_TRACK_PART_STREAM, DF__BT_STREAM},
+        {DF_DIAG_TRACK_PART_OWNER, DF__BT_OWNER},   {DF_DIAG_TRACK_PART_QUERY, DF__BT_QUERY},
+    };
+    const size_t sep = strlen(DF_DIAG_TRACK_SEPARATOR);
     const char *last = name, *p;
-    while ((p = strstr(last, " / ")) != NULL) last = p + 3;
+    while ((p = strstr(last, DF_DIAG_TRACK_SEPARATOR)) != NULL) last = p + sep;
     if (last == name) return DF__BT_OTHER;
-    if (strcmp(last, "phases") == 0) return DF__BT_PHASES;
-    if (strcmp(last, "planning") == 0) return DF__BT_PLANNING;
-    if (strncmp(last, "worker [w-", 10) == 0) return DF__BT_WORKER;
-    if (strncmp(last, "Delta scan output [s-", 21) == 0) return DF__BT_STREAM;
-    if (strncmp(last, "owner [o-", 9) == 0) return DF__BT_OWNER;
-    if (strncmp(last, "query [q-", 9) == 0) return DF__BT_QUERY;
+    for (size_t i = 0; i < DF_ARRAY_LEN(roles); i++)
+        if (is_track_part(last, roles[i].part)) return roles[i].role;
     return DF__BT_OTHER;
 }
 
@@ -117,7 +127,7 @@ static void resolve_track(df__build *b, size_t i, const uint8_t *resolved) {
     const char *name = tstr(b, t->name);
     if (t->role == DF__BT_PROCESS || t->role == DF__BT_THREAD) return;
     if (par) t->pid = par->pid;
-    if (strcmp(name, "Delta Funnel diagnostics") == 0) {
+    if (is_track_part(name, DF_DIAG_TRACK_PART_DIAGNOSTICS)) {
         t->role = DF__BT_DIAGNOSTICS;
     } else if (par && par->role == DF__BT_DIAGNOSTICS && parse_op_name(name)) {
         t->role = DF__BT_OPERATION;
@@ -269,11 +279,9 @@ int32_t df__build_find_op(const df__build *b, int64_t op_id) {
     return lo < b->nops && b->ops[lo].op_id == op_id ? (int32_t)lo : -1;
 }
 
-static bool is_op_name(const char *s) {
-    for (size_t i = 0; i < DF_ARRAY_LEN(OP_NAMES); i++)
-        if (strcmp(s, OP_NAMES[i]) == 0) return true;
-    return false;
-}
+static bool is_op_name(const char *s) { return df_diag_op_kind_from_span_name(s) != DF_DIAG_OP_NONE_; }
+
+static bool is_title(const char *s, df_diag_title title) { return df_diag_name_is(s, df_diag_title_name(title)); }
 
 /* The process of a track: its pid, or the pid of its nearest process ancestor. */
 static uint32_t track_pid(const df__build *b, int32_t t) {
@@ -321,20 +329,19 @@ static df_errkind require_operations(const df__build *b, df_error *err) {
 /* Semantic nodes.                                                           */
 
 /* semantic_kind (spec 2.2, first match). */
-static const char *semantic_kind(const df__build *b, const df__bslice *s, bool root) {
+static df_diag_semantic_kind semantic_kind(const df__build *b, const df__bslice *s, bool root) {
     const char *name = tstr(b, s->name);
-    if (root) return "operation";
-    if (df__build_arg_str(b, &s->args, DF__PT_S_STAGE_CATEGORY)) return "stage";
-    if (df__build_arg_str(b, &s->args, DF__PT_S_ACTIVITY)) return "activity";
-    if (!strcmp(name, "Planning") || !strcmp(name, "Execution") || !strcmp(name, "Finalization")) return "phase";
-    if (!strcmp(name, "DataFusion query")) return "query";
-    if (!strcmp(name, "DataFusion query planning")) return "query_planning";
-    return "semantic";
+    if (root) return DF_DIAG_SEM_OPERATION;
+    if (df__build_arg_str(b, &s->args, DF__PT_S_STAGE_CATEGORY)) return DF_DIAG_SEM_STAGE;
+    if (df__build_arg_str(b, &s->args, DF__PT_S_ACTIVITY)) return DF_DIAG_SEM_ACTIVITY;
+    if (df_diag_phase_from_name(name)) return DF_DIAG_SEM_PHASE;
+    if (is_title(name, DF_DIAG_TITLE_QUERY)) return DF_DIAG_SEM_QUERY;
+    if (is_title(name, DF_DIAG_TITLE_QUERY_PLANNING)) return DF_DIAG_SEM_QUERY_PLANNING;
+    return DF_DIAG_SEM_SEMANTIC;
 }
 
 static bool semantic_time(const df__build *b, const df__bslice *s) {
-    const char *ts = df__build_arg_str(b, &s->args, DF__PT_S_TIME_SEMANTICS);
-    return ts && (!strcmp(ts, "wall_clock") || !strcmp(ts, "lifecycle"));
+    return df__report_semantic_time(df__build_arg_str(b, &s->args, DF__PT_S_TIME_SEMANTICS));
 }
 
 static df_errkind make_nodes(df__build *b, df_error *err) {
@@ -353,15 +360,15 @@ static df_errkind make_nodes(df__build *b, df_error *err) {
             b->nodes = nn;
         }
         bool root = b->ops[op].root_slice == i;
-        const char *kind = semantic_kind(b, s, root);
-        uint32_t kid = df__report_intern(&b->p->strings, kind, strlen(kind));
+        df_diag_semantic_kind kind = semantic_kind(b, s, root);
+        const char *kind_name = df_diag_semantic_kind_name(kind);
+        uint32_t kid = df__report_intern(&b->p->strings, kind_name, strlen(kind_name));
         if (!kid) return oom(err);
         s->snode = (int32_t)b->nnodes;
         if (root) b->ops[op].root_node = (int32_t)b->nnodes;
         b->nodes[b->nnodes] = (df__bnode){
             .slice = (uint32_t)i, .op = (uint32_t)op, .parent = -1, .id = (int64_t)b->nnodes + 1, .kind = kid,
-            .result_bearing = !strcmp(kind, "operation") || !strcmp(kind, "phase") ||
-                              !strcmp(kind, "query_planning") || !strcmp(kind, "activity"),
+            .result_bearing = df_diag_semantic_kind_result_bearing(kind),
             .is_stage = df__build_arg_str(b, &s->args, DF__PT_S_STAGE_CATEGORY) != NULL,
         };
         b->nnodes++;
@@ -549,9 +556,9 @@ static int health_kind(const df__build *b, const df__bslice *s) {
         return HK_OPERATOR;
     if (df__build_arg_str(b, a, DF__PT_S_PLAN_ACTIVITY)) return HK_PLAN_ACTIVITY;
     if (is_op_name(name)) return HK_OPERATION;
-    if (!strcmp(name, "Planning") || !strcmp(name, "Execution") || !strcmp(name, "Finalization")) return HK_PHASE;
-    if (!strcmp(name, "DataFusion query")) return HK_QUERY;
-    if (!strcmp(name, "DataFusion query planning")) return HK_QUERY_PLANNING;
+    if (df_diag_phase_from_name(name)) return HK_PHASE;
+    if (is_title(name, DF_DIAG_TITLE_QUERY)) return HK_QUERY;
+    if (is_title(name, DF_DIAG_TITLE_QUERY_PLANNING)) return HK_QUERY_PLANNING;
     return HK_OTHER;
 }
 
@@ -566,7 +573,7 @@ static int64_t missing_identity(const df__build *b, const df__bslice *s, int kin
     int64_t m = 0;
     if (!df__build_has_num(a, DF__PT_N_OPERATION) || a->num[DF__PT_N_OPERATION] != track_op) m++;
     const char *ts = df__build_arg_str(b, a, DF__PT_S_TIME_SEMANTICS);
-    bool active = ts && !strcmp(ts, "active"), wall = ts && (!strcmp(ts, "wall_clock") || !strcmp(ts, "lifecycle"));
+    bool active = df_diag_time_semantics_from_name(ts) == DF_DIAG_TS_ACTIVE, wall = df__report_semantic_time(ts);
     if (kind == HK_OPERATOR ? !active : !wall) m++;
     bool q = df__build_has_num(a, DF__PT_N_QUERY), node = df__build_has_num(a, DF__PT_N_NODE);
     bool part = df__build_has_num(a, DF__PT_N_PARTITION), stream = df__build_has_num(a, DF__PT_N_STREAM);
@@ -606,10 +613,12 @@ static bool exec_activity_valid(const df__build *b, const df__bslice *s) {
     const char *act = df__build_arg_str(b, &s->args, DF__PT_S_ACTIVITY);
     const char *ts = df__build_arg_str(b, &s->args, DF__PT_S_TIME_SEMANTICS);
     const char *res = df__build_arg_str(b, &s->args, DF__PT_S_RESULT);
-    if (strcmp(name, "Await Delta scan output") || !ea || strcmp(ea, name) || !act || strcmp(act, "await_output"))
+    if (!is_title(name, DF_DIAG_TITLE_AWAIT_OUTPUT) || !df_diag_name_is(ea, name) ||
+        !df_diag_name_is(act, df_diag_activity_value_name(DF_DIAG_ACTIVITY_AWAIT_OUTPUT)))
         return false;
-    if (!ts || strcmp(ts, "wall_clock")) return false;
-    if (s->dur >= 0 && (!res || (strcmp(res, "ok") && strcmp(res, "error") && strcmp(res, "cancelled")))) return false;
+    if (df_diag_time_semantics_from_name(ts) != DF_DIAG_TS_WALL_CLOCK) return false;
+    df_diag_result r = df_diag_result_from_name(res);
+    if (s->dur >= 0 && r != DF_DIAG_RESULT_OK && r != DF_DIAG_RESULT_ERROR && r != DF_DIAG_RESULT_CANCELLED) return false;
     const df__btrack *t = &b->tracks[s->track];
     if (t->role != DF__BT_STREAM || t->parent < 0 || b->tracks[t->parent].role != DF__BT_QUERY) return false;
     int32_t op = df__build_find_op(b, t->op_id);
@@ -641,8 +650,9 @@ static df_errkind compute_health(df__build *b, health *h, df_error *err) {
         if (t->op_track < 0 || s->category != DF__PT_CAT_PROFILE || df__build_find_op(b, t->op_id) < 0) continue;
         const char *name = tstr(b, s->name);
         int64_t *pe = &prev_end[s->parent >= 0 ? (size_t)s->parent : b->nslices + s->track];
-        if (!strcmp(name, "Operator activity trace truncated") && s->instant) h->truncation++;
-        if (!strcmp(name, "Delta Funnel diagnostic group") || !strcmp(name, "Operator activity trace truncated")) continue;
+        bool truncation = is_title(name, DF_DIAG_TITLE_TRUNCATED);
+        if (truncation && s->instant) h->truncation++;
+        if (truncation || is_title(name, DF_DIAG_TITLE_DIAGNOSTIC_GROUP)) continue;
         int kind = health_kind(b, s);
         h->operator_slices += kind == HK_OPERATOR;
         h->planning_slices += kind == HK_PLAN_ACTIVITY;
@@ -803,8 +813,8 @@ static df_errkind build_steps(df__build *b, df_error *err) {
     fold_inclusive(b);
     DF_TRY(emit_semantics(b, err));
     DF_TRY(df__build_lanes(b, err));
-    uint32_t unit = df__report_intern(&b->p->strings, "nanoseconds", 11);
-    uint32_t samples = df__report_intern(&b->p->strings, "samples", 7);
+    uint32_t unit = df__report_intern(&b->p->strings, DF_REPORT_TIME_UNIT, strlen(DF_REPORT_TIME_UNIT));
+    uint32_t samples = df__report_intern(&b->p->strings, DF_REPORT_SAMPLE_UNIT, strlen(DF_REPORT_SAMPLE_UNIT));
     if (!unit || !samples) return oom(err);
     b->p->meta.exact_time_unit = unit;
     b->p->meta.sample_unit = samples;

@@ -329,7 +329,8 @@ static df_errkind metadata_json(hctx *h, df_buf *b) {
         {"exact_context_sample_count", m->exact_context_sample_count},
         {"ambiguous_parent_count", m->ambiguous_parent_count}};
     DF_TRY(counters_json(b, f, DF_ARRAY_LEN(f)));
-    return df_buf_append_str(b, ",\"exact_time_unit\":\"nanoseconds\",\"sample_unit\":\"samples\"}", NULL);
+    return df_buf_append_str(
+        b, ",\"exact_time_unit\":\"" DF_REPORT_TIME_UNIT "\",\"sample_unit\":\"" DF_REPORT_SAMPLE_UNIT "\"}", NULL);
 }
 
 /* Writes the whole <script id="profile-data"> JSON text to h->out. */

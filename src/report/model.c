@@ -166,8 +166,8 @@ static df_errkind check_metadata(const df_report_profile *p, df_error *err) {
         return invalid(err, "unsupported ranked schema version %u", m->schema_version);
     if (m->sample_frequency_hz == 0 && m->eligible_sample_count > 0)
         return invalid(err, "profile sample frequency must be greater than zero");
-    if (!str_is(p, m->exact_time_unit, "nanoseconds")) return invalid(err, "profile exact time unit must be nanoseconds");
-    if (!str_is(p, m->sample_unit, "samples")) return invalid(err, "profile sample unit must be samples");
+    if (!str_is(p, m->exact_time_unit, DF_REPORT_TIME_UNIT)) return invalid(err, "profile exact time unit must be nanoseconds");
+    if (!str_is(p, m->sample_unit, DF_REPORT_SAMPLE_UNIT)) return invalid(err, "profile sample unit must be samples");
     const int64_t counts[] = {
         m->incomplete_operation_root_count, m->truncation_marker_count, m->missing_identity_field_count,
         m->missing_terminal_result_count, m->crossing_worker_slice_count, m->crossing_planning_activity_slice_count,
@@ -211,30 +211,48 @@ static df_errkind check_metadata(const df_report_profile *p, df_error *err) {
     return DF_OK;
 }
 
-static const char *const SEM_FIELD_NAMES[DF_REPORT_S_COUNT] = {
-    "name", "semantic_kind", "operation_kind", "stage_category", "stage_name", "activity",
-    "time_semantics", "result", "query_scope", "query_owner", "worker_kind"};
+/* Field names of semantic records (spec 2.5); the identity fields are named after their debug annotations. */
+static const char *sem_field_name(int f) {
+    switch (f) {
+    case DF_REPORT_S_NAME: return "name";
+    case DF_REPORT_S_KIND: return "semantic_kind";
+    case DF_REPORT_S_OPERATION_KIND: return df_diag_str_arg_name(DF_DIAG_SARG_OPERATION_KIND);
+    case DF_REPORT_S_STAGE_CATEGORY: return df_diag_str_arg_name(DF_DIAG_SARG_STAGE_CATEGORY);
+    case DF_REPORT_S_STAGE_NAME: return df_diag_str_arg_name(DF_DIAG_SARG_STAGE_NAME);
+    case DF_REPORT_S_ACTIVITY: return df_diag_str_arg_name(DF_DIAG_SARG_ACTIVITY);
+    case DF_REPORT_S_TIME_SEMANTICS: return df_diag_str_arg_name(DF_DIAG_SARG_TIME_SEMANTICS);
+    case DF_REPORT_S_RESULT: return df_diag_str_arg_name(DF_DIAG_SARG_RESULT);
+    case DF_REPORT_S_QUERY_SCOPE: return df_diag_str_arg_name(DF_DIAG_SARG_QUERY_SCOPE);
+    case DF_REPORT_S_QUERY_OWNER: return df_diag_str_arg_name(DF_DIAG_SARG_QUERY_OWNER);
+    case DF_REPORT_S_WORKER_KIND: return df_diag_str_arg_name(DF_DIAG_SARG_WORKER_KIND);
+    }
+    return "";
+}
+
+/* True if a semantic node of kind `kind` must carry a result once complete. */
+static bool result_bearing(const char *kind) {
+    return df_diag_semantic_kind_result_bearing(df_diag_semantic_kind_from_name(kind));
+}
 
 static df_errkind check_semantic_record(const df_report_profile *p, const df_report_semantic *s, df_error *err) {
     long long id = (long long)s->semantic_id;
     if (s->flags & ~DF_REPORT_SEM_FLAGS_KNOWN) return invalid(err, "semantic ID %lld has unknown flags", id);
     for (int f = 0; f < DF_REPORT_S_COUNT; f++) {
-        if (s->str[f] >= p->strings.n) return invalid(err, "semantic ID %lld %s is not a valid string", id, SEM_FIELD_NAMES[f]);
+        if (s->str[f] >= p->strings.n) return invalid(err, "semantic ID %lld %s is not a valid string", id, sem_field_name(f));
         if (s->str[f] && utf8_chars(df__report_str(&p->strings, s->str[f]), df__report_strlen(&p->strings, s->str[f])) >
                              DF_REPORT_MAX_FIELD_CHARS)
-            return invalid(err, "semantic ID %lld %s exceeds %u characters", id, SEM_FIELD_NAMES[f], DF_REPORT_MAX_FIELD_CHARS);
+            return invalid(err, "semantic ID %lld %s exceeds %u characters", id, sem_field_name(f), DF_REPORT_MAX_FIELD_CHARS);
     }
     if (!s->str[DF_REPORT_S_NAME] || !s->str[DF_REPORT_S_KIND] || !s->str[DF_REPORT_S_TIME_SEMANTICS])
         return invalid(err, "semantic ID %lld lacks a name, kind or time semantics", id);
-    if (!str_is(p, s->str[DF_REPORT_S_TIME_SEMANTICS], "wall_clock") && !str_is(p, s->str[DF_REPORT_S_TIME_SEMANTICS], "lifecycle"))
+    if (!df__report_semantic_time(df__report_str(&p->strings, s->str[DF_REPORT_S_TIME_SEMANTICS])))
         return invalid(err, "semantic ID %lld time semantics must be wall_clock or lifecycle", id);
     for (int i = 0; i < DF_REPORT_ID_COUNT; i++)
         if (!(s->flags & DF_REPORT_SEM_HAS_ID(i)) && s->ident[i]) return invalid(err, "semantic ID %lld has a value for an absent field", id);
     if (!(s->flags & DF_REPORT_SEM_HAS_PARENT) && s->parent_semantic_id)
         return invalid(err, "semantic ID %lld has a value for an absent parent", id);
     const char *kind = df__report_str(&p->strings, s->str[DF_REPORT_S_KIND]);
-    bool bearing = !strcmp(kind, "operation") || !strcmp(kind, "phase") || !strcmp(kind, "query_planning") ||
-                   !strcmp(kind, "activity");
+    bool bearing = result_bearing(kind);
     if (!(s->flags & DF_REPORT_SEM_COMPLETE)) {
         if (s->end_ns || s->duration_ns || s->str[DF_REPORT_S_RESULT])
             return invalid(err, "semantic ID %lld is incomplete but has an end, duration or result", id);
@@ -358,7 +376,7 @@ static df_errkind semantic_roots(const df_report_profile *p, df_report_index *ix
     size_t n = p->nsems;
     for (size_t i = 0; i < n; i++) {
         const df_report_semantic *s = &p->sems[i];
-        bool is_root = ix->sem_parent[i] < 0, op_kind = str_is(p, s->str[DF_REPORT_S_KIND], "operation");
+        bool is_root = ix->sem_parent[i] < 0, op_kind = str_is(p, s->str[DF_REPORT_S_KIND], df_diag_semantic_kind_name(DF_DIAG_SEM_OPERATION));
         if (is_root != op_kind)
             return invalid(err, "semantic ID %lld %s", (long long)s->semantic_id,
                            is_root ? "is a root but not of kind operation" : "is of kind operation but not a root");
@@ -446,8 +464,7 @@ static df_errkind recomputed_counts(const df_report_profile *p, const df_report_
     for (size_t i = 0; i < p->nsems; i++) {
         const df_report_semantic *s = &p->sems[i];
         const char *kind = df__report_str(&p->strings, s->str[DF_REPORT_S_KIND]);
-        bool bearing = !strcmp(kind, "operation") || !strcmp(kind, "phase") || !strcmp(kind, "query_planning") ||
-                       !strcmp(kind, "activity");
+        bool bearing = result_bearing(kind);
         if (bearing && !s->str[DF_REPORT_S_RESULT]) missing++;
     }
     if (incomplete != p->meta.incomplete_operation_root_count)
@@ -629,13 +646,15 @@ df_errkind df__report_display_name(const df_report_profile *p, const df_report_s
     const char *owner = df__report_sem_str(p, s, DF_REPORT_S_QUERY_OWNER);
     char num[48];
     const char *qual = NULL;
-    if (kind && !strcmp(kind, "operation")) {
+    df_diag_semantic_kind k = df_diag_semantic_kind_from_name(kind);
+    if (k == DF_DIAG_SEM_OPERATION) {
         snprintf(num, sizeof num, "operation %lld", (long long)s->operation_id);
         qual = num;
-    } else if (stage && !strcmp(stage, "Execute output") && (s->flags & DF_REPORT_SEM_HAS_ID(DF_REPORT_ID_OWNER))) {
+    } else if (df_diag_stage_from_name(stage) == DF_DIAG_STAGE_EXECUTE_OUTPUT &&
+               (s->flags & DF_REPORT_SEM_HAS_ID(DF_REPORT_ID_OWNER))) {
         snprintf(num, sizeof num, "output %lld", (long long)s->ident[DF_REPORT_ID_OWNER]);
         qual = num;
-    } else if (kind && (!strcmp(kind, "query") || !strcmp(kind, "query_planning")) && owner && *owner) {
+    } else if ((k == DF_DIAG_SEM_QUERY || k == DF_DIAG_SEM_QUERY_PLANNING) && owner && *owner) {
         qual = owner;
     }
     if (!name) name = "";

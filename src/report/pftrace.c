@@ -396,11 +396,9 @@ static uint32_t stack_global(df__pt_trace *t, work *w, const uint32_t *frames, s
 
 /* Debug annotation names the model reads: numeric first, then strings (pftrace.h order). */
 static const char *const ARG_NAMES[DF__PT_N_COUNT + DF__PT_S_COUNT] = {
-    "operation_id", "capture_scope_id", "query_execution_id", "worker_lane_id", "node_id", "parent_node_id",
-    "operator_partition", "execution_stream_id", "stage_owner_id", "profile_context_id", "maximum_spans",
-    "query_scope", "query_owner", "worker_kind", "activity", "execution_activity_name",
-    "planning_activity_name", "operation_kind", "stage_name", "stage_category", "time_semantics", "result",
-    "context_name",
+#define ARG_NAME_(id, name) name,
+    DF_DIAG_NUM_ARGS(ARG_NAME_) DF_DIAG_STR_ARGS(ARG_NAME_)
+#undef ARG_NAME_
 };
 #define ARG_NONE 0xFFu
 
@@ -410,9 +408,13 @@ static uint32_t arg_code(const uint8_t *s, size_t n) {
     return ARG_NONE;
 }
 
+static bool bytes_are(const uint8_t *s, size_t n, const char *name) {
+    return strlen(name) == n && memcmp(s, name, n) == 0;
+}
+
 static uint32_t category_code(const uint8_t *s, size_t n) {
-    if (n == 20 && memcmp(s, "delta_funnel.profile", 20) == 0) return DF__PT_CAT_PROFILE;
-    if (n == 28 && memcmp(s, "delta_funnel.profile.context", 28) == 0) return DF__PT_CAT_CONTEXT;
+    if (bytes_are(s, n, df_diag_category_name(DF_DIAG_CAT_PROFILE))) return DF__PT_CAT_PROFILE;
+    if (bytes_are(s, n, df_diag_category_name(DF_DIAG_CAT_CONTEXT))) return DF__PT_CAT_CONTEXT;
     return DF__PT_CAT_OTHER;
 }
 

@@ -18,36 +18,21 @@
 
 #include "report/report_int.h"
 
-/* Numeric debug annotations the model reads (index into df__pt_args.num). */
+/*
+ * Debug annotations the model reads: the numeric and the string lists of
+ * diag/diag_names.def, in their order (DF__PT_N_OPERATION = operation_id,
+ * DF__PT_S_STAGE_NAME = stage_name, ...); indexes into df__pt_args.
+ */
 enum {
-    DF__PT_N_OPERATION = 0,    /* operation_id */
-    DF__PT_N_SCOPE,            /* capture_scope_id */
-    DF__PT_N_QUERY,            /* query_execution_id */
-    DF__PT_N_LANE,             /* worker_lane_id */
-    DF__PT_N_NODE,             /* node_id */
-    DF__PT_N_PARENT_NODE,      /* parent_node_id */
-    DF__PT_N_PARTITION,        /* operator_partition */
-    DF__PT_N_STREAM,           /* execution_stream_id */
-    DF__PT_N_OWNER,            /* stage_owner_id */
-    DF__PT_N_CONTEXT,          /* profile_context_id */
-    DF__PT_N_MAX_SPANS,        /* maximum_spans */
+#define DF__PT_N_ENUM_(id, name) DF__PT_N_##id,
+    DF_DIAG_NUM_ARGS(DF__PT_N_ENUM_)
+#undef DF__PT_N_ENUM_
     DF__PT_N_COUNT
 };
-
-/* String debug annotations the model reads (index into df__pt_args.str). */
 enum {
-    DF__PT_S_QUERY_SCOPE = 0,  /* query_scope */
-    DF__PT_S_QUERY_OWNER,      /* query_owner */
-    DF__PT_S_WORKER_KIND,      /* worker_kind */
-    DF__PT_S_ACTIVITY,         /* activity */
-    DF__PT_S_EXEC_ACTIVITY,    /* execution_activity_name */
-    DF__PT_S_PLAN_ACTIVITY,    /* planning_activity_name */
-    DF__PT_S_OPERATION_KIND,   /* operation_kind */
-    DF__PT_S_STAGE_NAME,       /* stage_name */
-    DF__PT_S_STAGE_CATEGORY,   /* stage_category */
-    DF__PT_S_TIME_SEMANTICS,   /* time_semantics */
-    DF__PT_S_RESULT,           /* result */
-    DF__PT_S_CONTEXT_NAME,     /* context_name */
+#define DF__PT_S_ENUM_(id, name) DF__PT_S_##id,
+    DF_DIAG_STR_ARGS(DF__PT_S_ENUM_)
+#undef DF__PT_S_ENUM_
     DF__PT_S_COUNT
 };
 
@@ -61,8 +46,8 @@ typedef struct df__pt_args {
     uint32_t str[DF__PT_S_COUNT];  /* string ids in the trace's table */
 } df__pt_args;
 
-/* Event categories that matter. */
-enum { DF__PT_CAT_OTHER = 0, DF__PT_CAT_PROFILE = 1, DF__PT_CAT_CONTEXT = 2 };
+/* Event categories that matter (any other is DF__PT_CAT_OTHER). */
+enum { DF__PT_CAT_OTHER = 0, DF__PT_CAT_PROFILE = DF_DIAG_CAT_PROFILE, DF__PT_CAT_CONTEXT = DF_DIAG_CAT_CONTEXT };
 /* TrackEvent types. */
 enum { DF__PT_BEGIN = 1, DF__PT_END = 2, DF__PT_INSTANT = 3 };
 

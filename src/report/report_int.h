@@ -9,6 +9,7 @@
 #ifndef DF_REPORT_REPORT_INT_H
 #define DF_REPORT_REPORT_INT_H
 
+#include "diag/names.h" /* the diagnostics vocabulary (header-only) */
 #include "report/report.h"
 
 /* The ranked schema version the model follows (spec 2, "schema version 3"). */
@@ -22,6 +23,16 @@
 #define DF_REPORT_MAX_INTERVALS 2000000u
 /* Intervals kept per lane (closest gaps are merged beyond it). */
 #define DF_REPORT_LANE_INTERVALS 1024u
+/* The model's units (spec 2.9: exact) and the name of a frame without a symbol (spec 2.5). */
+#define DF_REPORT_TIME_UNIT "nanoseconds"
+#define DF_REPORT_SAMPLE_UNIT "samples"
+#define DF_REPORT_UNRESOLVED_FRAME "[unresolved]"
+
+/* True if time_semantics `ts` (may be NULL) makes a slice a semantic node: wall_clock or lifecycle (spec 2.2). */
+static inline bool df__report_semantic_time(const char *ts) {
+    df_diag_time_semantics t = df_diag_time_semantics_from_name(ts);
+    return t == DF_DIAG_TS_WALL_CLOCK || t == DF_DIAG_TS_LIFECYCLE;
+}
 
 /* ------------------------------------------------------------------------ */
 /* Strings.                                                                  */

@@ -68,20 +68,22 @@ bool df_preview_phase_timing(const df_preview *p, int32_t i, df_phase_timing *ou
     return true;
 }
 
-/* The six stages in lifecycle order, with their phase. */
+/* The six stages in lifecycle order, with their phase; each feeds its phase timing (df_diag_stage_timing_name). */
 static const struct {
     df_diag_stage stage;
     df_diag_phase phase;
-    const char *name;
 } stages[] = {
-    {DF_DIAG_STAGE_DATAFRAME_PLANNING, DF_DIAG_PHASE_PLANNING, "preview_dataframe_planning"},
-    {DF_DIAG_STAGE_PHYSICAL_PLANNING, DF_DIAG_PHASE_PLANNING, "preview_physical_planning"},
-    {DF_DIAG_STAGE_STREAM_SETUP, DF_DIAG_PHASE_EXECUTION, "preview_stream_setup"},
-    {DF_DIAG_STAGE_EXECUTE_AND_COLLECT, DF_DIAG_PHASE_EXECUTION, "preview_execute_collect"},
-    {DF_DIAG_STAGE_FORMAT_TEXT, DF_DIAG_PHASE_FINALIZATION, "preview_format_text"},
-    {DF_DIAG_STAGE_FORMAT_HTML, DF_DIAG_PHASE_FINALIZATION, "preview_format_html"},
+    {DF_DIAG_STAGE_DATAFRAME_PLANNING, DF_DIAG_PHASE_PLANNING},
+    {DF_DIAG_STAGE_PHYSICAL_PLANNING, DF_DIAG_PHASE_PLANNING},
+    {DF_DIAG_STAGE_STREAM_SETUP, DF_DIAG_PHASE_EXECUTION},
+    {DF_DIAG_STAGE_EXECUTE_AND_COLLECT, DF_DIAG_PHASE_EXECUTION},
+    {DF_DIAG_STAGE_FORMAT_TEXT, DF_DIAG_PHASE_FINALIZATION},
+    {DF_DIAG_STAGE_FORMAT_HTML, DF_DIAG_PHASE_FINALIZATION},
 };
 #define NSTAGES ((int)DF_ARRAY_LEN(stages))
+
+/* The phase_timings name of stage i ("preview_dataframe_planning", ...). */
+static const char *stage_timing(int i) { return df_diag_stage_timing_name(stages[i].stage); }
 
 /* Everything one preview run holds. */
 typedef struct preview_run {
@@ -208,8 +210,9 @@ static df_phase_timing make_timing(const char *name, df_diag_timing t, bool afte
 static void collect_timings(const preview_run *r, df_phase_timing *out) {
     bool failed = r->stages.failed >= 0;
     for (int i = 0; i < NSTAGES; i++)
-        out[i] = make_timing(stages[i].name, df_diag_operation_stage_timing(r->op, stages[i].stage, 0), failed);
-    out[NSTAGES] = make_timing("preview_total", df_diag_operation_total_timing(r->op), failed);
+        out[i] = make_timing(stage_timing(i), df_diag_operation_stage_timing(r->op, stages[i].stage, 0), failed);
+    out[NSTAGES] =
+        make_timing(df_diag_timing_name_of(DF_DIAG_TN_PREVIEW_TOTAL), df_diag_operation_total_timing(r->op), failed);
 }
 
 static void write_timing(df_json_writer *w, const df_phase_timing *t) {
@@ -247,7 +250,7 @@ static df_errkind profile_json(const preview_run *r, char **out, df_error *err) 
     if (!r->profile) return DF_OK;
     df_buf b;
     df_buf_init(&b, 0);
-    df_profile_meta meta = {"preview", r->opts.limit};
+    df_profile_meta meta = {df_diag_query_scope_name(DF_DIAG_QUERY_PREVIEW), r->opts.limit};
     df_errkind k = df_query_profile_json(r->profile, &meta, &b, err);
     if (k == DF_OK) return df_buf_take_text(&b, out, NULL, err);
     df_buf_free(&b);
@@ -272,7 +275,7 @@ static df_errkind failure_error(preview_run *r, df_error *err) {
         df_json_kv_raw(&w, "execution_profile", profile);
     else
         df_json_kv_null(&w, "execution_profile");
-    df_json_kv_string(&w, "failed_phase", stages[r->stages.failed].name);
+    df_json_kv_string(&w, "failed_phase", stage_timing(r->stages.failed));
     df_json_key(&w, "phase_timings");
     df_buf timings;
     df_buf_init(&timings, 0);
@@ -282,7 +285,7 @@ static df_errkind failure_error(preview_run *r, df_error *err) {
         df_json_write_null(&w);
     df_json_object_end(&w);
     bool ok = df_json_writer_finish(&w, NULL) == DF_OK;
-    df_error_set(err, DF_ERR_PREVIEW_FAILED, "preview failed during %s: %s", stages[r->stages.failed].name, cause);
+    df_error_set(err, DF_ERR_PREVIEW_FAILED, "preview failed during %s: %s", stage_timing(r->stages.failed), cause);
     df_error_set_origin(err, origin[0] ? origin : df_errkind_name(cause_kind));
     if (ok) df_error_set_context(err, ctx.data);
     df_buf_free(&timings);

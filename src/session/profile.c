@@ -231,12 +231,13 @@ static int make_parents(const char *path) {
 /* ------------------------------------------------------------------------ */
 /* Capture settings                                                          */
 
-/* The sampler forced by DELTAFUNNEL_PROFILE_SAMPLER, else AUTO. */
+/* The sampler forced by DELTAFUNNEL_PROFILE_SAMPLER (a backend name, or "perf" / "timer"), else AUTO. */
 static df_diag_backend env_backend(void) {
     const char *v = getenv("DELTAFUNNEL_PROFILE_SAMPLER");
-    if (!v) return DF_DIAG_BACKEND_AUTO;
-    if (strcmp(v, "perf_event") == 0 || strcmp(v, "perf") == 0) return DF_DIAG_BACKEND_PERF;
-    if (strcmp(v, "thread_cpu_timer") == 0 || strcmp(v, "timer") == 0) return DF_DIAG_BACKEND_TIMER;
+    df_diag_backend b = DF_DIAG_BACKEND_AUTO;
+    if (!v || df_diag_backend_from_name(v, &b)) return b;
+    if (strcmp(v, "perf") == 0) return DF_DIAG_BACKEND_PERF;
+    if (strcmp(v, "timer") == 0) return DF_DIAG_BACKEND_TIMER;
     return DF_DIAG_BACKEND_AUTO;
 }
 
@@ -524,7 +525,7 @@ static df_errkind check_handshake(const df_perfetto_handshake *h, pid_t *wrapper
         strlen(h->gate_socket) >= sizeof(((struct sockaddr_un *)0)->sun_path))
         return diag_fail(err, DF_ERR_CAPTURE_HANDSHAKE_INVALID, "perfetto_diagnostics",
                          "the Perfetto capture gate and trace paths must be absolute");
-    if (strcmp(h->mode, "short") && strcmp(h->mode, "streaming") && strcmp(h->mode, "deep-system"))
+    if (!df_diag_capture_mode_from_name(h->mode))
         return diag_fail(err, DF_ERR_CAPTURE_HANDSHAKE_INVALID, "perfetto_diagnostics", "unsupported capture mode");
     if (strcmp(h->sample_hz, "100") && strcmp(h->sample_hz, "1000"))
         return diag_fail(err, DF_ERR_CAPTURE_HANDSHAKE_INVALID, "perfetto_diagnostics", "unsupported sample frequency");
@@ -566,14 +567,15 @@ static int gate_connect(const char *path, pid_t wrapper, df_error *err) {
 /* Capture options of a capture-workload mode (reference 6.2, adapted). */
 static df_diag_capture_options mode_options(const df_perfetto_handshake *h, uint32_t hz) {
     df_diag_capture_options o = {.trace_path = h->trace_path, .sample_hz = hz, .backend = env_backend()};
-    if (strcmp(h->mode, "streaming") == 0) {
+    df_diag_capture_mode mode = df_diag_capture_mode_from_name(h->mode);
+    if (mode == DF_DIAG_MODE_STREAMING) {
         o.duration_ms = 12u * 60u * 1000u;
         o.flush_period_ms = 1000;
         o.max_file_bytes = (uint64_t)512 << 20;
     } else {
         o.duration_ms = 2u * 60u * 1000u;
         o.hold_bytes = (size_t)256 << 20;
-        o.scheduler = strcmp(h->mode, "deep-system") == 0;
+        o.scheduler = mode == DF_DIAG_MODE_DEEP_SYSTEM;
     }
     return o;
 }
