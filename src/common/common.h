@@ -8,6 +8,7 @@
 #ifndef DF_COMMON_COMMON_H
 #define DF_COMMON_COMMON_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -80,6 +81,68 @@ char *df_buf_take(df_buf *b);
  * text taken from data may hold NUL bytes.
  */
 df_errkind df_buf_take_text(df_buf *b, char **out, size_t *len, df_error *err);
+
+/* ------------------------------------------------------------------------ */
+/* Growable arrays (array.c).                                                */
+
+/*
+ * DF_ARRAY_RESERVE(items, cap, need, first, err) makes the heap array
+ * `items` (a `T *` lvalue: NULL or from df_malloc) hold at least `need`
+ * elements.  `cap` is its capacity in elements, an lvalue of any standard
+ * integer type, so the structs keep their own count and capacity fields.
+ * The capacity starts at `first` and doubles, so appending one element at a
+ * time costs amortized O(1); elements already there are kept.
+ *
+ *     DF_TRY(DF_ARRAY_RESERVE(t->toks, t->cap, t->n + 1, 64, err));
+ *     t->toks[t->n++] = tok;
+ *
+ * Returns DF_OK, DF_ERR_LIMIT_EXCEEDED when `need` does not fit the type of
+ * `cap`, or DF_ERR_OUT_OF_MEMORY (also when the byte size would overflow
+ * size_t); on failure `items` and `cap` are unchanged.  Only the room check
+ * is inline, so a hot append loop pays one compare.  DF_ARRAY_RESERVE_ZEROED
+ * also zero-fills the elements past the old capacity.
+ */
+#define DF_ARRAY_RESERVE(items, cap, need, first, err) DF__ARRAY_RESERVE(items, cap, need, first, false, err)
+#define DF_ARRAY_RESERVE_ZEROED(items, cap, need, first, err) DF__ARRAY_RESERVE(items, cap, need, first, true, err)
+
+/*
+ * The address of the pointer travels as void * and is read and written with
+ * memcpy inside, so no `T **` is ever accessed as `void **`.  _Generic picks
+ * the wrapper for the capacity's type (and rejects any other type at compile
+ * time); each wrapper knows the largest count its type can hold.
+ */
+#define DF__ARRAY_RESERVE(items, cap, need, first, zero, err)          \
+    _Generic(&(cap),                                                  \
+        int *: df__array_reserve_int,                                 \
+        unsigned *: df__array_reserve_uint,                           \
+        long *: df__array_reserve_long,                               \
+        unsigned long *: df__array_reserve_ulong,                     \
+        long long *: df__array_reserve_llong,                         \
+        unsigned long long *: df__array_reserve_ullong)               \
+    ((void *)&(items), &(cap), (need), sizeof *(items), (first), (zero), (err))
+
+/* The slow path: grows *cap (never past `max`) and reallocates. */
+df_errkind df__array_grow(void *items_addr, size_t *cap, size_t need, size_t elem, size_t first, size_t max,
+                          bool zero, df_error *err);
+
+#define DF__ARRAY_RESERVE_FOR(name, type, max)                                                          \
+    static inline df_errkind name(void *items_addr, type *cap, size_t need, size_t elem, size_t first,    \
+                                  bool zero, df_error *err) {                                           \
+        if (DF_LIKELY(need <= (size_t)*cap)) return DF_OK;                                              \
+        size_t c = (size_t)*cap;                                                                        \
+        df_errkind k = df__array_grow(items_addr, &c, need, elem, first,                                \
+                                      (unsigned long long)(max) > SIZE_MAX ? SIZE_MAX : (size_t)(max),  \
+                                      zero, err);                                                       \
+        if (k == DF_OK) *cap = (type)c;                                                                 \
+        return k;                                                                                       \
+    }
+DF__ARRAY_RESERVE_FOR(df__array_reserve_int, int, INT_MAX)
+DF__ARRAY_RESERVE_FOR(df__array_reserve_uint, unsigned, UINT_MAX)
+DF__ARRAY_RESERVE_FOR(df__array_reserve_long, long, LONG_MAX)
+DF__ARRAY_RESERVE_FOR(df__array_reserve_ulong, unsigned long, ULONG_MAX)
+DF__ARRAY_RESERVE_FOR(df__array_reserve_llong, long long, LLONG_MAX)
+DF__ARRAY_RESERVE_FOR(df__array_reserve_ullong, unsigned long long, ULLONG_MAX)
+#undef DF__ARRAY_RESERVE_FOR
 
 /* ------------------------------------------------------------------------ */
 /* Strings.                                                                  */

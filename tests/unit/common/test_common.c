@@ -129,3 +129,117 @@ DF_TEST(hashes_are_stable) {
     DF_ASSERT_EQ_UINT(df_fnv1a64("a", 1), 0xaf63dc4c8601ec8cULL);
     DF_ASSERT(df_hash_bytes("abc", 3, 0) != df_hash_bytes("abd", 3, 0));
 }
+
+/* ------------------------------------------------------------------------ */
+/* Growable arrays.                                                          */
+
+DF_TEST(array_reserve_doubles_from_first_and_keeps_elements) {
+    int32_t *items = NULL;
+    int32_t n = 0, cap = 0;
+    df_error err = {0};
+    for (int32_t i = 0; i < 1000; i++) {
+        DF_ASSERT_OK(DF_ARRAY_RESERVE(items, cap, n + 1, 16, &err), &err);
+        items[n++] = i * 3;
+        DF_ASSERT(cap >= n);
+        DF_ASSERT(cap == 16 || (cap & (cap - 1)) == 0);
+    }
+    DF_ASSERT_EQ_INT(cap, 1024);
+    for (int32_t i = 0; i < n; i++) DF_ASSERT_EQ_INT(items[i], i * 3);
+    df_free(items);
+}
+
+DF_TEST(array_reserve_jumps_to_need_and_never_shrinks) {
+    uint8_t *bytes = NULL;
+    size_t cap = 0;
+    DF_ASSERT_OK(DF_ARRAY_RESERVE(bytes, cap, 10000, 4096, NULL), NULL);
+    DF_ASSERT_EQ_UINT(cap, 16384);
+    uint8_t *before = bytes;
+    DF_ASSERT_OK(DF_ARRAY_RESERVE(bytes, cap, 5, 4096, NULL), NULL);
+    DF_ASSERT(bytes == before);
+    DF_ASSERT_EQ_UINT(cap, 16384);
+    df_free(bytes);
+
+    /* Every standard integer type can be the capacity. */
+    uint64_t *u = NULL;
+    uint32_t ucap = 0;
+    int64_t *l = NULL;
+    int64_t lcap = 0;
+    DF_ASSERT_OK(DF_ARRAY_RESERVE(u, ucap, 3, 0, NULL), NULL);   /* first 0 behaves as 1 */
+    DF_ASSERT_EQ_UINT(ucap, 4);
+    DF_ASSERT_OK(DF_ARRAY_RESERVE(l, lcap, 1, 8, NULL), NULL);
+    DF_ASSERT_EQ_INT(lcap, 8);
+    df_free(u);
+    df_free(l);
+}
+
+DF_TEST(array_reserve_zeroed_clears_the_new_tail) {
+    uint32_t *m = NULL;
+    size_t cap = 0;
+    DF_ASSERT_OK(DF_ARRAY_RESERVE_ZEROED(m, cap, 3, 4, NULL), NULL);
+    for (size_t i = 0; i < cap; i++) DF_ASSERT_EQ_UINT(m[i], 0);
+    for (size_t i = 0; i < cap; i++) m[i] = 7;
+    DF_ASSERT_OK(DF_ARRAY_RESERVE_ZEROED(m, cap, 5, 4, NULL), NULL);
+    DF_ASSERT_EQ_UINT(cap, 8);
+    for (size_t i = 0; i < 4; i++) DF_ASSERT_EQ_UINT(m[i], 7);
+    for (size_t i = 4; i < 8; i++) DF_ASSERT_EQ_UINT(m[i], 0);
+    df_free(m);
+}
+
+DF_TEST(array_reserve_refuses_counts_past_the_capacity_type) {
+    int32_t *items = NULL;
+    int32_t cap = 0;
+    df_error err = {0};
+    DF_ASSERT_KIND(DF_ARRAY_RESERVE(items, cap, (size_t)INT32_MAX + 1, 16, &err), DF_ERR_LIMIT_EXCEEDED);
+    DF_ASSERT(items == NULL);
+    DF_ASSERT_EQ_INT(cap, 0);
+    /* A negative count (a caller's arithmetic gone wrong) is refused too. */
+    int64_t bad = -1;
+    DF_ASSERT_KIND(DF_ARRAY_RESERVE(items, cap, bad, 16, &err), DF_ERR_LIMIT_EXCEEDED);
+    df_error_clear(&err);
+}
+
+typedef struct {
+    uint8_t bytes[1 << 16];
+} big_elem;
+
+DF_TEST(array_reserve_reports_byte_size_overflow) {
+    big_elem *items = NULL;
+    size_t cap = 0;
+    df_error err = {0};
+    DF_ASSERT_KIND(DF_ARRAY_RESERVE(items, cap, SIZE_MAX / sizeof(big_elem) + 1, 1, &err), DF_ERR_OUT_OF_MEMORY);
+    DF_ASSERT(items == NULL);
+    DF_ASSERT_EQ_UINT(cap, 0);
+    df_error_clear(&err);
+}
+
+/* An allocator whose realloc fails and remembers what it was asked for. */
+static size_t refused_size;
+static void *plain_malloc(size_t size, void *user) { (void)user; return malloc(size); }
+static void *refusing_realloc(void *ptr, size_t size, void *user) {
+    (void)ptr, (void)user;
+    refused_size = size;
+    return NULL;
+}
+static void plain_free(void *ptr, void *user) { (void)user; free(ptr); }
+
+DF_TEST(array_reserve_keeps_the_array_when_allocation_fails) {
+    uint16_t *items = df_malloc(4 * sizeof *items);
+    DF_ASSERT(items != NULL);
+    items[3] = 42;
+    uint32_t cap = 4;
+    df_set_allocator(&(df_allocator){plain_malloc, refusing_realloc, plain_free, NULL});
+    df_error err = {0};
+    DF_ASSERT_KIND(DF_ARRAY_RESERVE(items, cap, 5, 4, &err), DF_ERR_OUT_OF_MEMORY);
+    DF_ASSERT_EQ_UINT(refused_size, 8 * sizeof *items);
+    DF_ASSERT_EQ_UINT(cap, 4);
+    DF_ASSERT_EQ_UINT(items[3], 42);
+    /* Doubling stops at the capacity type's maximum rather than wrapping. */
+    uint8_t *bytes = df_malloc(1);
+    uint32_t bcap = UINT32_MAX / 2 + 2;
+    DF_ASSERT_KIND(DF_ARRAY_RESERVE(bytes, bcap, (size_t)bcap + 1, 1, &err), DF_ERR_OUT_OF_MEMORY);
+    DF_ASSERT_EQ_UINT(refused_size, UINT32_MAX);
+    df_set_allocator(NULL);
+    df_free(bytes);
+    df_free(items);
+    df_error_clear(&err);
+}
