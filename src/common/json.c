@@ -63,18 +63,6 @@ static inline void skip_ws(parser *ps) {
     ps->p = p;
 }
 
-/* Grows a scratch stack to hold one more element of `size` bytes. */
-static bool grow(void **data, size_t *cap, size_t used, size_t size) {
-    if (used < *cap) return true;
-    size_t ncap = *cap ? *cap * 2 : 64, bytes;
-    if (df_mul_overflow_size(ncap, size, &bytes)) return false;
-    void *d = df_realloc(*data, bytes);
-    if (!d) return false;
-    *data = d;
-    *cap = ncap;
-    return true;
-}
-
 /* ------------------------------------------------------------------------ */
 /* Strings                                                                   */
 
@@ -417,7 +405,7 @@ static df_errkind parse_array(parser *ps, df_json_value *out) {
         for (;;) {
             df_json_value v;
             DF_TRY(parse_value(ps, &v));
-            if (!grow((void **)&ps->vals, &ps->cap_vals, ps->nvals, sizeof *ps->vals)) return oom(ps);
+            if (DF_ARRAY_RESERVE(ps->vals, ps->cap_vals, ps->nvals + 1, 64, NULL)) return oom(ps);
             ps->vals[ps->nvals++] = v;
             skip_ws(ps);
             if (ps->p >= ps->end) return fail_at(ps, ps->p, "unterminated array");
@@ -458,7 +446,7 @@ static df_errkind parse_object(parser *ps, df_json_value *out) {
             if (ps->p >= ps->end || *ps->p != ':') return fail_at(ps, ps->p, "expected ':'");
             ps->p++;
             DF_TRY(parse_value(ps, &m.value));
-            if (!grow((void **)&ps->mems, &ps->cap_mems, ps->nmems, sizeof *ps->mems)) return oom(ps);
+            if (DF_ARRAY_RESERVE(ps->mems, ps->cap_mems, ps->nmems + 1, 64, NULL)) return oom(ps);
             ps->mems[ps->nmems++] = m;
             skip_ws(ps);
             if (ps->p >= ps->end) return fail_at(ps, ps->p, "unterminated object");

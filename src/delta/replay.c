@@ -218,25 +218,13 @@ df_errkind df__delta_replay_file_action(df__delta_replay *r, bool is_add, bool i
 }
 
 df_errkind df__delta_replay_push_add(df__delta_replay *r, const df__delta_add *add, df_error *err) {
-    if (r->nadds == r->cap_adds) {
-        int64_t cap = r->cap_adds ? r->cap_adds * 2 : 256;
-        df__delta_add *p = df_realloc(r->adds, (size_t)cap * sizeof *p);
-        if (!p) return DF_OOM(err);
-        r->adds = p;
-        r->cap_adds = cap;
-    }
+    DF_TRY(DF_ARRAY_RESERVE(r->adds, r->cap_adds, r->nadds + 1, 256, err));
     r->adds[r->nadds++] = *add;
     return DF_OK;
 }
 
 df_errkind df__delta_replay_add_sidecar(df__delta_replay *r, const char *path, df_error *err) {
-    if (r->nsidecars == r->cap_sidecars) {
-        int32_t cap = r->cap_sidecars ? r->cap_sidecars * 2 : 8;
-        char **p = df_realloc(r->sidecars, (size_t)cap * sizeof *p);
-        if (!p) return DF_OOM(err);
-        r->sidecars = p;
-        r->cap_sidecars = cap;
-    }
+    DF_TRY(DF_ARRAY_RESERVE(r->sidecars, r->cap_sidecars, r->nsidecars + 1, 8, err));
     char *copy = df_strdup(path);
     if (!copy) return DF_OOM(err);
     r->sidecars[r->nsidecars++] = copy;
@@ -446,18 +434,13 @@ static df_errkind json_action(df__delta_replay *r, const df_json_value *line, bo
 df_errkind df__delta_replay_json(df__delta_replay *r, const char *data, size_t len, bool is_checkpoint,
                                  const char *name, df_error *err) {
     /* Collect line starts, then walk them backwards (newest action first). */
-    size_t nlines = 0, cap = 64;
-    size_t *starts = df_malloc(cap * sizeof *starts);
-    if (!starts) return DF_OOM(err);
+    size_t nlines = 0, cap = 0;
+    size_t *starts = NULL;
     for (size_t pos = 0; pos < len;) {
-        if (nlines == cap) {
-            size_t *p = df_realloc(starts, cap * 2 * sizeof *p);
-            if (!p) {
-                df_free(starts);
-                return DF_OOM(err);
-            }
-            starts = p;
-            cap *= 2;
+        df_errkind grown = DF_ARRAY_RESERVE(starts, cap, nlines + 1, 64, err);
+        if (grown) {
+            df_free(starts);
+            return grown;
         }
         starts[nlines++] = pos;
         const char *nl = memchr(data + pos, '\n', len - pos);

@@ -398,13 +398,7 @@ static size_t value_of(const wcol *c, const df_vec *v, int64_t i, uint8_t *tmp, 
 }
 
 static df_errkind push_u32(uint32_t **arr, size_t *n, size_t *cap, uint32_t v, df_error *err) {
-    if (*n == *cap) {
-        size_t ncap = *cap ? *cap * 2 : 1024;
-        uint32_t *p = df_realloc(*arr, ncap * sizeof *p);
-        if (!p) return DF_OOM(err);
-        *arr = p;
-        *cap = ncap;
-    }
+    DF_TRY(DF_ARRAY_RESERVE(*arr, *cap, *n + 1, 1024, err));
     (*arr)[(*n)++] = v;
     return DF_OK;
 }
@@ -450,13 +444,7 @@ static df_errkind dict_lookup(wcol *c, const uint8_t *v, size_t len, uint32_t *i
         }
         h = (h + 1) & (c->nslots - 1);
     }
-    if (c->dict_count == c->dict_cap) {
-        int64_t ncap = c->dict_cap ? c->dict_cap * 2 : 1024;
-        int64_t *p = df_realloc(c->dict_off, (size_t)ncap * sizeof *p);
-        if (!p) return DF_OOM(err);
-        c->dict_off = p;
-        c->dict_cap = ncap;
-    }
+    DF_TRY(DF_ARRAY_RESERVE(c->dict_off, c->dict_cap, c->dict_count + 1, 1024, err));
     c->dict_off[c->dict_count] = (int64_t)c->dict.len;
     if (c->physical == DF_PARQUET_BYTE_ARRAY) {
         uint8_t l[4];
@@ -786,13 +774,7 @@ static df_errkind write_chunk(df_parquet_writer *w, wcol *c, pq_column_chunk *cc
 
 static df_errkind flush_row_group(df_parquet_writer *w, df_error *err) {
     if (w->rg_rows == 0) return DF_OK;
-    if (w->ngroups == w->cap_groups) {
-        uint32_t ncap = w->cap_groups ? w->cap_groups * 2 : 8;
-        pq_row_group *g = df_realloc(w->groups, ncap * sizeof *g);
-        if (!g) return DF_OOM(err);
-        w->groups = g;
-        w->cap_groups = ncap;
-    }
+    DF_TRY(DF_ARRAY_RESERVE(w->groups, w->cap_groups, w->ngroups + 1, 8, err));
     pq_row_group *g = &w->groups[w->ngroups];
     memset(g, 0, sizeof *g);
     g->columns = df_arena_calloc(&w->arena, (size_t)(w->ncols ? w->ncols : 1), sizeof *g->columns);

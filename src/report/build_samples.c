@@ -444,14 +444,9 @@ static df_errkind classify(sstate *st, int32_t *owner, int64_t *no_callsite, df_
                 continue;
             }
         }
-        if (npend == cap) {
-            cap = cap ? cap * 2 : 1024;
-            pending *np = df_realloc(pend, cap * sizeof *np);
-            if (!np) {
-                df_free(pend);
-                return oom(err);
-            }
-            pend = np;
+        if (DF_ARRAY_RESERVE(pend, cap, npend + 1, 1024, NULL)) {
+            df_free(pend);
+            return oom(err);
         }
         pend[npend++] = (pending){sm->ts, (uint32_t)i, (uint32_t)leaf};
     }
@@ -474,13 +469,7 @@ static int32_t stack_leaf(sstate *st, uint32_t s) {
         uint32_t v = map_get(&st->cmap, key);
         if (v == UINT32_MAX) {
             if (st->ncnodes >= INT32_MAX - 1) return -1;
-            if (st->ncnodes == st->cap_cnodes) {
-                size_t c = st->cap_cnodes ? st->cap_cnodes * 2 : 1024;
-                cnode *cn = df_realloc(st->cnodes, c * sizeof *cn);
-                if (!cn) return -1;
-                st->cnodes = cn;
-                st->cap_cnodes = c;
-            }
+            if (DF_ARRAY_RESERVE(st->cnodes, st->cap_cnodes, st->ncnodes + 1, 1024, NULL)) return -1;
             v = (uint32_t)st->ncnodes;
             st->cnodes[st->ncnodes++] = (cnode){parent, frames[i]};
             if (map_put(&st->cmap, key, v) == UINT32_MAX) return -1;
@@ -624,13 +613,7 @@ static uint32_t fn_record(sstate *st, u64map *recs, size_t *cap, uint32_t node, 
     uint32_t v = map_get(recs, key);
     if (v != UINT32_MAX) return v;
     if (p->nfns >= DF_REPORT_MAX_FUNCTIONS + 1) return UINT32_MAX - 1;
-    if (p->nfns == *cap) {
-        size_t c = *cap ? *cap * 2 : 1024;
-        df_report_function *f = df_realloc(p->fns, c * sizeof *f);
-        if (!f) return UINT32_MAX;
-        p->fns = f;
-        *cap = c;
-    }
+    if (DF_ARRAY_RESERVE(p->fns, *cap, p->nfns + 1, 1024, NULL)) return UINT32_MAX;
     v = (uint32_t)p->nfns;
     p->fns[p->nfns++] = (df_report_function){.semantic_id = (int64_t)node, .function_id = (int64_t)cn};
     return map_put(recs, key, v) == UINT32_MAX ? UINT32_MAX : v;
@@ -823,13 +806,7 @@ static df_errkind add_lane(df__build *b, const df__btrack *t, size_t *cap_lanes,
         if (!first) first = s;
         count++;
         busy += s->end - s->start;
-        if (base + n == *cap_iv) {
-            size_t c = *cap_iv ? *cap_iv * 2 : 1024;
-            df_report_interval *v = df_realloc(p->intervals, c * sizeof *v);
-            if (!v) return oom(err);
-            p->intervals = v;
-            *cap_iv = c;
-        }
+        if (DF_ARRAY_RESERVE(p->intervals, *cap_iv, base + n + 1, 1024, NULL)) return oom(err);
         df_report_interval *last = n ? &p->intervals[base + n - 1] : NULL;
         if (last && s->start <= last->end_ns) last->end_ns = DF_MAX(last->end_ns, s->end);
         else p->intervals[base + n++] = (df_report_interval){s->start, s->end};
@@ -837,13 +814,7 @@ static df_errkind add_lane(df__build *b, const df__btrack *t, size_t *cap_lanes,
     if (!first || !df__build_has_num(&first->args, DF__PT_N_QUERY) || !df__build_has_num(&first->args, DF__PT_N_LANE))
         return DF_OK;
     n = coalesce(p->intervals + base, n, DF_REPORT_LANE_INTERVALS, gaps);
-    if (p->nlanes == *cap_lanes) {
-        size_t c = *cap_lanes ? *cap_lanes * 2 : 64;
-        df_report_lane *l = df_realloc(p->lanes, c * sizeof *l);
-        if (!l) return oom(err);
-        p->lanes = l;
-        *cap_lanes = c;
-    }
+    if (DF_ARRAY_RESERVE(p->lanes, *cap_lanes, p->nlanes + 1, 64, NULL)) return oom(err);
     const char *kind = df__build_arg_str(b, &first->args, DF__PT_S_WORKER_KIND);
     uint32_t kid = kind ? df__report_intern(&p->strings, kind, strlen(kind) > 64 ? 64 : strlen(kind)) : 0;
     if (kind && !kid) return oom(err);

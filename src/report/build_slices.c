@@ -54,13 +54,7 @@ static uint32_t track_lookup(const df__build *b, uint64_t uuid) {
 
 /* Adds a track (uuid not present yet).  Returns its index + 1, 0 on OOM. */
 static uint32_t track_add(df__build *b, uint64_t uuid, size_t *cap) {
-    if (b->ntracks == *cap) {
-        size_t c = *cap ? *cap * 2 : 64;
-        df__btrack *t = df_realloc(b->tracks, c * sizeof *t);
-        if (!t) return 0;
-        b->tracks = t;
-        *cap = c;
-    }
+    if (DF_ARRAY_RESERVE(b->tracks, *cap, b->ntracks + 1, 64, NULL)) return 0;
     if ((b->ntracks + 1) * 2 > b->tmap_cap) {
         size_t c = b->tmap_cap ? b->tmap_cap * 2 : 256;
         uint32_t *m = df_calloc(c, sizeof *m);
@@ -183,13 +177,7 @@ static int cmp_events(const void *pa, const void *pb, void *ctx) {
 }
 
 static bool track_push_slice(df__btrack *t, uint32_t s) {
-    if (t->nslices == t->cap) {
-        uint32_t c = t->cap ? t->cap * 2 : 16;
-        uint32_t *v = df_realloc(t->slices, c * sizeof *v);
-        if (!v) return false;
-        t->slices = v;
-        t->cap = c;
-    }
+    if (DF_ARRAY_RESERVE(t->slices, t->cap, t->nslices + 1, 16, NULL)) return false;
     t->slices[t->nslices++] = s;
     return true;
 }
@@ -292,12 +280,7 @@ static df_errkind select_operations(df__build *b, df_error *err) {
             continue;
         int64_t scope = df__build_has_num(&s->args, DF__PT_N_SCOPE) ? s->args.num[DF__PT_N_SCOPE] : 0;
         if (b->scope && (uint64_t)scope != b->scope) continue;
-        if (b->nops == cap) {
-            cap = cap ? cap * 2 : 16;
-            df__bop *o = df_realloc(b->ops, cap * sizeof *o);
-            if (!o) return oom(err);
-            b->ops = o;
-        }
+        if (DF_ARRAY_RESERVE(b->ops, cap, b->nops + 1, 16, NULL)) return oom(err);
         b->ops[b->nops++] = (df__bop){.op_id = s->args.num[DF__PT_N_OPERATION], .start = s->start, .end = s->end,
                                       .root_slice = (uint32_t)i, .root_node = -1,
                                       .pid = track_pid(b, (int32_t)s->track), .scope = scope};
@@ -346,12 +329,7 @@ static df_errkind make_nodes(df__build *b, df_error *err) {
         if (op < 0 || !semantic_time(b, s)) continue;
         /* Only slices on the operation's own tracks: another operation's track cannot own it. */
         if (b->tracks[s->track].op_track < 0 || b->tracks[s->track].op_id != b->ops[op].op_id) continue;
-        if (b->nnodes == cap) {
-            cap = cap ? cap * 2 : 256;
-            df__bnode *nn = df_realloc(b->nodes, cap * sizeof *nn);
-            if (!nn) return oom(err);
-            b->nodes = nn;
-        }
+        if (DF_ARRAY_RESERVE(b->nodes, cap, b->nnodes + 1, 256, NULL)) return oom(err);
         bool root = b->ops[op].root_slice == i;
         const char *kind = semantic_kind(b, s, root);
         uint32_t kid = df__report_intern(&b->p->strings, kind, strlen(kind));

@@ -70,13 +70,7 @@ static df_errkind oom(df_error *err) {
 }
 
 static bool rows_push(rows *r, row x) {
-    if (r->n == r->cap) {
-        size_t c = r->cap ? r->cap * 2 : 256;
-        row *v = df_realloc(r->v, c * sizeof *v);
-        if (!v) return false;
-        r->v = v;
-        r->cap = c;
-    }
+    if (DF_ARRAY_RESERVE(r->v, r->cap, r->n + 1, 256, NULL)) return false;
     r->v[r->n++] = x;
     return true;
 }

@@ -113,15 +113,10 @@ char *df__lplan_strdup(df_lplan *p, const char *s) {
 }
 
 df_errkind df__lplan_defer(df_lplan *p, df_lplan_cleanup_fn fn, void *ptr, df_error *err) {
-    if (p->ncleanups == p->cap_cleanups) {
-        int32_t ncap = p->cap_cleanups ? p->cap_cleanups * 2 : 32;
-        df_lplan_cleanup *n = df_realloc(p->cleanups, (size_t)ncap * sizeof *n);
-        if (!n) {
-            fn(ptr);
-            return DF_OOM(err);
-        }
-        p->cleanups = n;
-        p->cap_cleanups = ncap;
+    df_errkind k = DF_ARRAY_RESERVE(p->cleanups, p->cap_cleanups, p->ncleanups + 1, 32, err);
+    if (k) {
+        fn(ptr);
+        return k;
     }
     p->cleanups[p->ncleanups++] = (df_lplan_cleanup){fn, ptr};
     return DF_OK;

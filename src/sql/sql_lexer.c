@@ -115,13 +115,7 @@ typedef struct lexer {
 
 static df_errkind push(lexer *lx, sql_tok type, sql_kw kw, int32_t start, int32_t end, df_error *err) {
     sql_tokens *t = lx->out;
-    if (t->n == lx->cap) {
-        int32_t ncap = lx->cap ? lx->cap * 2 : 64;
-        sql_token *nt = df_realloc(t->toks, (size_t)ncap * sizeof *nt);
-        if (!nt) return DF_OOM(err);
-        t->toks = nt;
-        lx->cap = ncap;
-    }
+    DF_TRY(DF_ARRAY_RESERVE(t->toks, lx->cap, t->n + 1, 64, err));
     t->toks[t->n++] = (sql_token){.type = type, .kw = kw, .start = start, .len = end - start};
     return DF_OK;
 }

@@ -185,13 +185,7 @@ static int entry_cmp(const void *a, const void *b) {
 /* Appends one directory entry (stat'ed for size and kind) to a growing array. */
 static df_errkind add_entry(const char *dir, const char *name, df_store_entry **arr, size_t *n, size_t *cap,
                             df_error *err) {
-    if (*n == *cap) {
-        size_t ncap = *cap ? *cap * 2 : 16;
-        df_store_entry *p = df_realloc(*arr, ncap * sizeof *p);
-        if (!p) return DF_OOM(err);
-        *arr = p;
-        *cap = ncap;
-    }
+    DF_TRY(DF_ARRAY_RESERVE(*arr, *cap, *n + 1, 16, err));
     df_buf full;
     df_buf_init(&full, 0);
     DF_TRY(df_buf_printf(&full, err, "%s/%s", dir, name));
