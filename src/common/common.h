@@ -159,6 +159,23 @@ bool df_utf8_valid(const uint8_t *s, size_t n);
  */
 size_t df_utf8_decode(const uint8_t *s, size_t n, uint32_t *cp);
 
+/* Hex digits (strings.c).  Inline so a decoding loop pays no call per byte. */
+
+/* The value of hex digit c (either case), or -1 for any other character. */
+static inline int df_hex_value(int c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+/* Writes the 2 * n hex digits of data[0..n) to out (no terminator), lowercase unless `upper`. */
+void df_hex_encode(const void *data, size_t n, char *out, bool upper);
+/*
+ * Decodes the n hex digits at hex (either case) into n / 2 bytes at out.
+ * False when n is odd or a character is not a hex digit.
+ */
+bool df_hex_decode(const char *hex, size_t n, uint8_t *out);
+
 /* ------------------------------------------------------------------------ */
 /* Calendar: proleptic Gregorian days since 1970-01-01 (civil.c).            */
 

@@ -72,19 +72,12 @@ static inline void skip_ws(parser *ps) {
 /* True if some byte of w is zero. */
 static inline uint64_t has_zero(uint64_t w) { return (w - ONES) & ~w & HIGHS; }
 
-static int hex_value(char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
-
 /* Reads the 4 hex digits after "\u" at p (p points at 'u'); -1 when malformed or truncated. */
 static int32_t read_u4(const char *p, const char *end) {
     if (end - p < 5) return -1;
     int32_t v = 0;
     for (int i = 1; i <= 4; i++) {
-        int h = hex_value(p[i]);
+        int h = df_hex_value(p[i]);
         if (h < 0) return -1;
         v = (v << 4) | h;
     }
@@ -645,7 +638,6 @@ static size_t utf8_seq_len(const unsigned char *s, size_t n) {
 }
 
 static df_errkind put_escaped(df_json_writer *w, const char *str, size_t n) {
-    static const char hex[] = "0123456789abcdef";
     const unsigned char *s = (const unsigned char *)str;
     if (put(w, "\"", 1)) return w->status;
     size_t run = 0, i = 0;
@@ -679,8 +671,7 @@ static df_errkind put_escaped(df_json_writer *w, const char *str, size_t n) {
                 elen = 3;
             } else {
                 memcpy(esc, "\\u00", 4);
-                esc[4] = hex[c >> 4];
-                esc[5] = hex[c & 15];
+                df_hex_encode(&c, 1, esc + 4, false);
                 elen = 6;
             }
         }

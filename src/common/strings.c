@@ -1,5 +1,5 @@
 /*
- * ASCII case folding and UTF-8 validation.
+ * ASCII case folding, hex digits and UTF-8 validation.
  */
 #include "common/common.h"
 
@@ -20,6 +20,25 @@ int df_ascii_ncasecmp(const char *a, const char *b, size_t n) {
         if (ca != cb || !ca) return ca - cb;
     }
     return 0;
+}
+
+void df_hex_encode(const void *data, size_t n, char *out, bool upper) {
+    const char *digits = upper ? "0123456789ABCDEF" : "0123456789abcdef";
+    const uint8_t *p = data;
+    for (size_t i = 0; i < n; i++) {
+        out[2 * i] = digits[p[i] >> 4];
+        out[2 * i + 1] = digits[p[i] & 15];
+    }
+}
+
+bool df_hex_decode(const char *hex, size_t n, uint8_t *out) {
+    if (n % 2) return false;
+    for (size_t i = 0; i < n; i += 2) {
+        int hi = df_hex_value(hex[i]), lo = df_hex_value(hex[i + 1]);
+        if (hi < 0 || lo < 0) return false;
+        out[i / 2] = (uint8_t)(hi << 4 | lo);
+    }
+    return true;
 }
 
 bool df_utf8_valid(const uint8_t *s, size_t n) {

@@ -122,19 +122,12 @@ void df__delta_replay_clear(df__delta_replay *r) {
 /* ------------------------------------------------------------------------ */
 /* Locations and keys                                                        */
 
-static int hexval(char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
-
 /* Appends the percent-decoded form of s[0..n) to b. */
 static df_errkind append_decoded(df_buf *b, const char *s, size_t n, df_error *err) {
     DF_TRY(df_buf_reserve(b, n, err));
     for (size_t i = 0; i < n; i++) {
-        if (s[i] == '%' && i + 2 < n && hexval(s[i + 1]) >= 0 && hexval(s[i + 2]) >= 0) {
-            char c = (char)(hexval(s[i + 1]) * 16 + hexval(s[i + 2]));
+        if (s[i] == '%' && i + 2 < n && df_hex_value(s[i + 1]) >= 0 && df_hex_value(s[i + 2]) >= 0) {
+            char c = (char)(df_hex_value(s[i + 1]) * 16 + df_hex_value(s[i + 2]));
             if (c == '\0') DF_FAIL(err, DF_ERR_DELTA_LOG_FORMAT, "path contains an encoded NUL byte");
             b->data[b->len++] = c;
             i += 2;

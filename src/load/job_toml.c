@@ -163,7 +163,7 @@ static df_errkind escape(parser *ps, df_buf *b) {
         uint32_t cp = 0;
         for (int i = 0; i < digits; i++) {
             char h = *ps->p++;
-            int v = h >= '0' && h <= '9' ? h - '0' : h >= 'a' && h <= 'f' ? h - 'a' + 10 : h >= 'A' && h <= 'F' ? h - 'A' + 10 : -1;
+            int v = df_hex_value(h);
             if (v < 0) return perr(ps, "invalid Unicode escape");
             cp = cp * 16 + (uint32_t)v;
         }

@@ -510,22 +510,13 @@ void df__tds_format_time(uint64_t ticks, unsigned scale, char *out, size_t cap) 
 static const uint8_t guid_order[16] = {3, 2, 1, 0, 5, 4, 7, 6, 8, 9, 10, 11, 12, 13, 14, 15};
 
 void df__tds_format_guid(const uint8_t wire[16], char out[37]) {
-    static const char hex[] = "0123456789ABCDEF";
     size_t o = 0;
     for (int i = 0; i < 16; i++) {
         if (i == 4 || i == 6 || i == 8 || i == 10) out[o++] = '-';
-        uint8_t b = wire[guid_order[i]];
-        out[o++] = hex[b >> 4];
-        out[o++] = hex[b & 15];
+        df_hex_encode(&wire[guid_order[i]], 1, out + o, true);
+        o += 2;
     }
     out[o] = '\0';
-}
-
-static int hexval(char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
 }
 
 bool df__tds_parse_guid(const char *s, size_t n, uint8_t wire[16]) {
@@ -538,9 +529,7 @@ bool df__tds_parse_guid(const char *s, size_t n, uint8_t wire[16]) {
             i++;
             continue;
         }
-        int hi = hexval(s[i]), lo = hexval(s[i + 1]);
-        if (hi < 0 || lo < 0) return false;
-        wire[guid_order[bi++]] = (uint8_t)(hi << 4 | lo);
+        if (!df_hex_decode(s + i, 2, &wire[guid_order[bi++]])) return false;
         i += 2;
     }
     return true;

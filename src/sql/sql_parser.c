@@ -213,13 +213,6 @@ static char *unquote(parser *p, const sql_token *t, int32_t skip, int32_t *out_l
     return d;
 }
 
-static int hexval(char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
-
 /* Appends code point cp as UTF-8; returns bytes written (0 if invalid). */
 static int put_utf8(char *d, uint32_t cp) {
     if (cp < 0x80) {
@@ -275,7 +268,7 @@ static char *unescape_estring(parser *p, const sql_token *t, int32_t *out_len) {
         case 'f': d[k++] = '\f'; break;
         case 'x': {
             int v = 0, m = 0;
-            while (m < 2 && j + 1 < n && hexval(s[j + 1]) >= 0) v = v * 16 + hexval(s[++j]), m++;
+            while (m < 2 && j + 1 < n && df_hex_value(s[j + 1]) >= 0) v = v * 16 + df_hex_value(s[++j]), m++;
             if (m == 0) return fail_at(p, DF_ERR_SQL_SYNTAX, t->start, "invalid \\x escape in string");
             d[k++] = (char)v;
             break;
@@ -285,9 +278,9 @@ static char *unescape_estring(parser *p, const sql_token *t, int32_t *out_len) {
             int want = e == 'u' ? 4 : 8;
             uint32_t v = 0;
             for (int m = 0; m < want; m++) {
-                if (j + 1 >= n || hexval(s[j + 1]) < 0)
+                if (j + 1 >= n || df_hex_value(s[j + 1]) < 0)
                     return fail_at(p, DF_ERR_SQL_SYNTAX, t->start, "invalid unicode escape in string");
-                v = v * 16 + (uint32_t)hexval(s[++j]);
+                v = v * 16 + (uint32_t)df_hex_value(s[++j]);
             }
             int w = put_utf8(d + k, v);
             if (!w) return fail_at(p, DF_ERR_SQL_SYNTAX, t->start, "invalid unicode escape in string");
@@ -318,11 +311,7 @@ static char *decode_xstring(parser *p, const sql_token *t, int32_t *out_len) {
     if (n % 2) return fail_at(p, DF_ERR_SQL_SYNTAX, t->start, "hex string has an odd number of digits");
     char *d = df_arena_alloc(p->arena, (size_t)n / 2 + 1);
     if (!d) return oom(p);
-    for (int32_t j = 0; j < n; j += 2) {
-        int hi = hexval(s[j]), lo = hexval(s[j + 1]);
-        if (hi < 0 || lo < 0) return fail_at(p, DF_ERR_SQL_SYNTAX, t->start, "invalid hex string");
-        d[j / 2] = (char)(hi * 16 + lo);
-    }
+    if (!df_hex_decode(s, (size_t)n, (uint8_t *)d)) return fail_at(p, DF_ERR_SQL_SYNTAX, t->start, "invalid hex string");
     d[n / 2] = '\0';
     *out_len = n / 2;
     return d;

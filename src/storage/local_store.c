@@ -23,13 +23,6 @@ typedef struct local_store {
 
 /* ---- percent-decoding and URI parsing --------------------------------- */
 
-static int hex_value(char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
-
 df_errkind df_uri_decode_path(const char *in, char **out, df_error *err) {
     *out = NULL;
     if (!in) return df_error_set(err, DF_ERR_INVALID_ARGUMENT, "no path to decode");
@@ -42,8 +35,8 @@ df_errkind df_uri_decode_path(const char *in, char **out, df_error *err) {
             d[j++] = in[i];
             continue;
         }
-        int hi = i + 1 < n ? hex_value(in[i + 1]) : -1;
-        int lo = i + 2 < n ? hex_value(in[i + 2]) : -1;
+        int hi = i + 1 < n ? df_hex_value(in[i + 1]) : -1;
+        int lo = i + 2 < n ? df_hex_value(in[i + 2]) : -1;
         if (hi < 0 || lo < 0 || (hi == 0 && lo == 0)) {
             df_free(d);
             df_error_set(err, DF_ERR_INVALID_ARGUMENT, "bad percent escape in path at offset %zu", i);

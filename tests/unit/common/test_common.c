@@ -243,3 +243,35 @@ DF_TEST(array_reserve_keeps_the_array_when_allocation_fails) {
     df_free(items);
     df_error_clear(&err);
 }
+
+/* ------------------------------------------------------------------------ */
+/* Hex digits.                                                               */
+
+DF_TEST(hex_value_accepts_both_cases_only) {
+    DF_ASSERT_EQ_INT(df_hex_value('0'), 0);
+    DF_ASSERT_EQ_INT(df_hex_value('9'), 9);
+    DF_ASSERT_EQ_INT(df_hex_value('a'), 10);
+    DF_ASSERT_EQ_INT(df_hex_value('F'), 15);
+    const char *not_hex = "gG/:@`xX \x7f";
+    for (const char *c = not_hex; *c; c++) DF_ASSERT_EQ_INT(df_hex_value(*c), -1);
+    DF_ASSERT_EQ_INT(df_hex_value((char)0xE9), -1);   /* a negative char */
+    DF_ASSERT_EQ_INT(df_hex_value(0xE9), -1);
+    DF_ASSERT_EQ_INT(df_hex_value(0), -1);
+}
+
+DF_TEST(hex_encode_and_decode_round_trip) {
+    const uint8_t bytes[] = {0x00, 0x01, 0x7f, 0x80, 0xab, 0xff};
+    char lower[13] = {0}, upper[13] = {0};
+    df_hex_encode(bytes, sizeof bytes, lower, false);
+    df_hex_encode(bytes, sizeof bytes, upper, true);
+    DF_ASSERT_EQ_STR(lower, "00017f80abff");
+    DF_ASSERT_EQ_STR(upper, "00017F80ABFF");
+    uint8_t back[6];
+    DF_ASSERT(df_hex_decode(upper, 12, back));
+    DF_ASSERT(memcmp(back, bytes, sizeof bytes) == 0);
+    DF_ASSERT(df_hex_decode("aB", 2, back) && back[0] == 0xab);
+    DF_ASSERT(df_hex_decode("", 0, back));
+    DF_ASSERT(!df_hex_decode("abc", 3, back));   /* odd length */
+    DF_ASSERT(!df_hex_decode("0g", 2, back));
+    DF_ASSERT(!df_hex_decode("g0", 2, back));
+}
