@@ -448,28 +448,16 @@ df_errkind df__tds_value_read(df__tds_rd *r, const df__tds_typeinfo *ti, df_buf 
 /* ------------------------------------------------------------------------ */
 /* Calendar and formatting                                                   */
 
-/* Howard Hinnant's days_from_civil, shifted to a 0001-01-01 epoch. */
+/* TDS counts days from 0001-01-01; the common calendar counts from 1970-01-01. */
 int64_t df__tds_days_from_civil(int64_t y, unsigned m, unsigned d) {
-    y -= m <= 2;
-    int64_t era = (y >= 0 ? y : y - 399) / 400;
-    unsigned yoe = (unsigned)(y - era * 400);
-    unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
-    unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    int64_t unix_days = era * 146097 + (int64_t)doe - 719468;
-    return unix_days + TDS_DAYS_0001_TO_1970;
+    return df_days_from_civil(y, (int)m, (int)d) + TDS_DAYS_0001_TO_1970;
 }
 
 void df__tds_civil_from_days(int64_t days, int64_t *y, unsigned *m, unsigned *d) {
-    int64_t z = days - TDS_DAYS_0001_TO_1970 + 719468;
-    int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-    unsigned doe = (unsigned)(z - era * 146097);
-    unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    int64_t yy = (int64_t)yoe + era * 400;
-    unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    unsigned mp = (5 * doy + 2) / 153;
-    *d = doy - (153 * mp + 2) / 5 + 1;
-    *m = mp < 10 ? mp + 3 : mp - 9;
-    *y = yy + (*m <= 2);
+    int month, day;
+    df_civil_from_days(days - TDS_DAYS_0001_TO_1970, y, &month, &day);
+    *m = (unsigned)month;
+    *d = (unsigned)day;
 }
 
 void df__tds_format_decimal(df_i128 v, int scale, char *out, size_t cap) {

@@ -1064,19 +1064,6 @@ static df_errkind json_string(df_buf *b, const char *s, size_t n, df_error *err)
     return df_buf_append_char(b, '"', err);
 }
 
-/* Civil date from days since 1970-01-01 (proleptic Gregorian). */
-static void civil_from_days(int64_t z, int64_t *y, int *m, int *d) {
-    z += 719468;
-    int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-    int64_t doe = z - era * 146097;
-    int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    int64_t mp = (5 * doy + 2) / 153;
-    *d = (int)(doy - (153 * mp + 2) / 5 + 1);
-    *m = (int)(mp < 10 ? mp + 3 : mp - 9);
-    *y = yoe + era * 400 + (*m <= 2);
-}
-
 static int64_t floor_div(int64_t a, int64_t b) {
     int64_t q = a / b;
     return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
@@ -1115,7 +1102,7 @@ static df_errkind json_value(df_buf *b, const df_scalar *s, bool is_min, df_erro
     case DF_TYPE_DATE32: {
         int64_t y;
         int m, d;
-        civil_from_days(s->v.i64, &y, &m, &d);
+        df_civil_from_days(s->v.i64, &y, &m, &d);
         return df_buf_printf(b, err, "\"%04lld-%02d-%02d\"", (long long)y, m, d);
     }
     case DF_TYPE_TIMESTAMP: {
@@ -1131,7 +1118,7 @@ static df_errkind json_value(df_buf *b, const df_scalar *s, bool is_min, df_erro
         int64_t days = floor_div(ms, 86400000), rem = ms - days * 86400000;
         int64_t y;
         int m, d;
-        civil_from_days(days, &y, &m, &d);
+        df_civil_from_days(days, &y, &m, &d);
         return df_buf_printf(b, err, "\"%04lld-%02d-%02dT%02d:%02d:%02d.%03d%s\"", (long long)y, m, d,
                              (int)(rem / 3600000), (int)(rem / 60000 % 60), (int)(rem / 1000 % 60), (int)(rem % 1000),
                              t->timezone ? "Z" : "");

@@ -275,3 +275,28 @@ DF_TEST(hex_encode_and_decode_round_trip) {
     DF_ASSERT(!df_hex_decode("0g", 2, back));
     DF_ASSERT(!df_hex_decode("g0", 2, back));
 }
+
+/* ------------------------------------------------------------------------ */
+/* Calendar.                                                                 */
+
+DF_TEST(civil_days_match_known_dates_and_round_trip) {
+    DF_ASSERT_EQ_INT(df_days_from_civil(1970, 1, 1), 0);
+    DF_ASSERT_EQ_INT(df_days_from_civil(1969, 12, 31), -1);
+    DF_ASSERT_EQ_INT(df_days_from_civil(2000, 3, 1), 11017);
+    DF_ASSERT_EQ_INT(df_days_from_civil(2021, 2, 28), 18686);
+    DF_ASSERT_EQ_INT(df_days_from_civil(1, 1, 1), -719162);        /* the TDS epoch */
+    DF_ASSERT_EQ_INT(df_days_from_civil(1900, 1, 1), -25567);
+    DF_ASSERT_EQ_INT(df_days_from_civil(9999, 12, 31), 2932896);
+    DF_ASSERT_EQ_INT(df_days_from_civil(0, 3, 1), -719468);         /* the algorithm's own epoch */
+    int64_t y;
+    int m, d;
+    for (int64_t days = -800000; days <= 3000000; days += 997) {
+        df_civil_from_days(days, &y, &m, &d);
+        DF_ASSERT(m >= 1 && m <= 12 && d >= 1 && d <= 31);
+        DF_ASSERT_EQ_INT(df_days_from_civil(y, m, d), days);
+    }
+    df_civil_from_days(df_days_from_civil(2024, 2, 29), &y, &m, &d);
+    DF_ASSERT(y == 2024 && m == 2 && d == 29);
+    df_civil_from_days(df_days_from_civil(-1, 12, 31), &y, &m, &d);   /* 2 BCE in proleptic years */
+    DF_ASSERT(y == -1 && m == 12 && d == 31);
+}
