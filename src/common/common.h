@@ -150,14 +150,119 @@ DF__ARRAY_RESERVE_FOR(df__array_reserve_ullong, unsigned long long, ULLONG_MAX)
 /* Case-insensitive ASCII comparison. */
 int df_ascii_casecmp(const char *a, const char *b);
 int df_ascii_ncasecmp(const char *a, const char *b, size_t n);
-/* True if [s, s+n) is valid UTF-8. */
-bool df_utf8_valid(const uint8_t *s, size_t n);
+
+/*
+ * UTF-8 (RFC 3629: no overlong forms, no surrogates, nothing above
+ * U+10FFFF).  The per-character primitives are inline so the loops built on
+ * them (here, in exec's string kernels, in the TDS converters) cost what a
+ * private copy would.
+ */
+
+/* True for a continuation byte (10xxxxxx), which never starts a character. */
+static inline bool df_utf8_is_continuation(uint8_t c) { return (c & 0xC0) == 0x80; }
+
+/*
+ * The length a lead byte announces: 1 for ASCII, 2..4 for a multi-byte lead,
+ * and 1 for a byte that cannot start a sequence, so skipping by it always
+ * advances.  It does not check the bytes that follow.
+ */
+static inline size_t df_utf8_lead_length(uint8_t c) {
+    if (c < 0x80) return 1;
+    if ((c & 0xE0) == 0xC0) return 2;
+    if ((c & 0xF0) == 0xE0) return 3;
+    if ((c & 0xF8) == 0xF0) return 4;
+    return 1;
+}
+
+/*
+ * Decodes the character at s[0..n) (n >= 1) strictly: returns its byte
+ * length and sets *cp, or returns 0 when the bytes are not a valid or
+ * complete sequence.
+ */
+static inline size_t df_utf8_next(const uint8_t *s, size_t n, uint32_t *cp) {
+    uint8_t c = s[0];
+    if (c < 0x80) {
+        *cp = c;
+        return 1;
+    }
+    size_t len;
+    uint32_t v, min;
+    if (c >= 0xC2 && c <= 0xDF) len = 2, v = c & 0x1F, min = 0x80;
+    else if (c >= 0xE0 && c <= 0xEF) len = 3, v = c & 0x0F, min = 0x800;
+    else if (c >= 0xF0 && c <= 0xF4) len = 4, v = c & 0x07, min = 0x10000;
+    else return 0;
+    if (n < len) return 0;
+    for (size_t i = 1; i < len; i++) {
+        if (!df_utf8_is_continuation(s[i])) return 0;
+        v = (v << 6) | (s[i] & 0x3F);
+    }
+    if (v < min || v > 0x10FFFF || (v >= 0xD800 && v <= 0xDFFF)) return 0;
+    *cp = v;
+    return len;
+}
+
 /*
  * Decodes one code point at s[0..n) (n >= 1); returns the bytes consumed
  * (>= 1).  An invalid or truncated sequence consumes one byte and yields
  * U+FFFD, so a loop over hostile text always advances.
  */
 size_t df_utf8_decode(const uint8_t *s, size_t n, uint32_t *cp);
+
+/* Length of the longest valid UTF-8 prefix of s[0..n): n when all of it is valid. */
+size_t df_utf8_valid_prefix(const uint8_t *s, size_t n);
+/* True if [s, s+n) is valid UTF-8. */
+bool df_utf8_valid(const uint8_t *s, size_t n);
+
+/* True if cp is a Unicode scalar value (at most U+10FFFF, not a surrogate): what UTF-8 can encode. */
+static inline bool df_unicode_is_scalar(uint32_t cp) { return cp <= 0x10FFFF && (cp < 0xD800 || cp > 0xDFFF); }
+
+/* Writes the 1..4 byte UTF-8 form of scalar value cp (see df_unicode_is_scalar) to out; returns its length. */
+static inline size_t df_utf8_encode(uint32_t cp, uint8_t *out) {
+    if (cp < 0x80) {
+        out[0] = (uint8_t)cp;
+        return 1;
+    }
+    if (cp < 0x800) {
+        out[0] = (uint8_t)(0xC0 | (cp >> 6));
+        out[1] = (uint8_t)(0x80 | (cp & 0x3F));
+        return 2;
+    }
+    if (cp < 0x10000) {
+        out[0] = (uint8_t)(0xE0 | (cp >> 12));
+        out[1] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
+        out[2] = (uint8_t)(0x80 | (cp & 0x3F));
+        return 3;
+    }
+    out[0] = (uint8_t)(0xF0 | (cp >> 18));
+    out[1] = (uint8_t)(0x80 | ((cp >> 12) & 0x3F));
+    out[2] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
+    out[3] = (uint8_t)(0x80 | (cp & 0x3F));
+    return 4;
+}
+
+/* Characters in valid UTF-8 s[0..n): the bytes that are not continuation bytes. */
+static inline size_t df_utf8_count(const uint8_t *s, size_t n) {
+    size_t c = 0;
+    for (size_t i = 0; i < n; i++) c += !df_utf8_is_continuation(s[i]);
+    return c;
+}
+
+/* Byte length of the longest prefix of s[0..n) holding at most `chars` characters. */
+static inline size_t df_utf8_prefix(const uint8_t *s, size_t n, size_t chars) {
+    size_t i = 0;
+    for (size_t c = 0; c < chars && i < n; c++) {
+        i++;
+        while (i < n && df_utf8_is_continuation(s[i])) i++;
+    }
+    return i;
+}
+
+/* The largest m <= cap (and <= n) at which s[0..m) does not end inside a character. */
+static inline size_t df_utf8_cut(const uint8_t *s, size_t n, size_t cap) {
+    if (n <= cap) return n;
+    while (cap && df_utf8_is_continuation(s[cap])) cap--;
+    return cap;
+}
 
 /* Hex digits (strings.c).  Inline so a decoding loop pays no call per byte. */
 

@@ -84,25 +84,6 @@ static int32_t read_u4(const char *p, const char *end) {
     return v;
 }
 
-static char *put_utf8(char *d, uint32_t cp) {
-    if (cp < 0x80) {
-        *d++ = (char)cp;
-    } else if (cp < 0x800) {
-        *d++ = (char)(0xC0 | (cp >> 6));
-        *d++ = (char)(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-        *d++ = (char)(0xE0 | (cp >> 12));
-        *d++ = (char)(0x80 | ((cp >> 6) & 0x3F));
-        *d++ = (char)(0x80 | (cp & 0x3F));
-    } else {
-        *d++ = (char)(0xF0 | (cp >> 18));
-        *d++ = (char)(0x80 | ((cp >> 12) & 0x3F));
-        *d++ = (char)(0x80 | ((cp >> 6) & 0x3F));
-        *d++ = (char)(0x80 | (cp & 0x3F));
-    }
-    return d;
-}
-
 /*
  * Decodes the escapes of the raw string [s, q) into dst (at least q - s + 1
  * bytes); returns the decoded length or -1 after recording an error.
@@ -140,7 +121,7 @@ static ptrdiff_t decode_escapes(parser *ps, const char *s, const char *q, char *
         } else {
             s += 6;
         }
-        d = put_utf8(d, (uint32_t)cp);
+        d += df_utf8_encode((uint32_t)cp, (uint8_t *)d);   /* surrogates were paired or refused above */
     }
     *d = '\0';
     return d - dst;
@@ -630,12 +611,6 @@ df_errkind df_json_array_begin(df_json_writer *w) { return open_container(w, 'a'
 df_errkind df_json_array_end(df_json_writer *w) { return close_container(w, 'a', ']'); }
 
 /* Length of the valid UTF-8 sequence starting at s (n bytes available), or 0. */
-static size_t utf8_seq_len(const unsigned char *s, size_t n) {
-    unsigned char c = s[0];
-    size_t len = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 0;
-    if (!len || len > n) return 0;
-    return df_utf8_valid(s, len) ? len : 0;
-}
 
 static df_errkind put_escaped(df_json_writer *w, const char *str, size_t n) {
     const unsigned char *s = (const unsigned char *)str;
@@ -648,7 +623,8 @@ static df_errkind put_escaped(df_json_writer *w, const char *str, size_t n) {
             continue;
         }
         if (c >= 0x80) {
-            size_t l = utf8_seq_len(s + i, n - i);
+            uint32_t cp;
+            size_t l = df_utf8_next(s + i, n - i, &cp);
             if (l) {
                 i += l;
                 continue;

@@ -571,9 +571,9 @@ static int32_t levenshtein(const uint8_t *a, int32_t an, const uint8_t *b, int32
     if (ai && bi && prev && cur) {
         int32_t na = 0, nb = 0;
         for (int32_t j = 0; j < an; j++)
-            if ((a[j] & 0xC0) != 0x80) ai[na++] = j;
+            if (!df_utf8_is_continuation(a[j])) ai[na++] = j;
         for (int32_t j = 0; j < bn; j++)
-            if ((b[j] & 0xC0) != 0x80) bi[nb++] = j;
+            if (!df_utf8_is_continuation(b[j])) bi[nb++] = j;
         ai[na] = an;
         bi[nb] = bn;
         for (int32_t j = 0; j <= nb; j++) prev[j] = j;

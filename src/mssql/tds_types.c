@@ -45,17 +45,8 @@ static void utf16_to_fixed(const uint8_t *s, size_t units, char *dst, size_t cap
             }
         }
         if (u >= 0xD800 && u <= 0xDFFF) u = 0xFFFD;
-        char tmp[4];
-        size_t n;
-        if (u < 0x80) { tmp[0] = (char)u; n = 1; }
-        else if (u < 0x800) { tmp[0] = (char)(0xC0 | (u >> 6)); tmp[1] = (char)(0x80 | (u & 0x3F)); n = 2; }
-        else if (u < 0x10000) {
-            tmp[0] = (char)(0xE0 | (u >> 12)); tmp[1] = (char)(0x80 | ((u >> 6) & 0x3F));
-            tmp[2] = (char)(0x80 | (u & 0x3F)); n = 3;
-        } else {
-            tmp[0] = (char)(0xF0 | (u >> 18)); tmp[1] = (char)(0x80 | ((u >> 12) & 0x3F));
-            tmp[2] = (char)(0x80 | ((u >> 6) & 0x3F)); tmp[3] = (char)(0x80 | (u & 0x3F)); n = 4;
-        }
+        uint8_t tmp[4];
+        size_t n = df_utf8_encode(u, tmp);
         if (o + n >= cap) break;
         memcpy(dst + o, tmp, n);
         o += n;

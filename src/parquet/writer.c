@@ -942,16 +942,6 @@ void df_parquet_writer_abort(df_parquet_writer *w) {
 
 /* ---- summary -------------------------------------------------------------------------- */
 
-/* Length of the longest prefix of s holding at most `chars` UTF-8 characters. */
-static size_t utf8_prefix(const uint8_t *s, size_t len, int chars) {
-    size_t i = 0;
-    for (int c = 0; c < chars && i < len; c++) {
-        i++;
-        while (i < len && (s[i] & 0xc0) == 0x80) i++;
-    }
-    return i;
-}
-
 /* Converts a file-level bound back to a scalar of the column's Arrow type. */
 static df_errkind bound_scalar(const df_parquet_writer *w, const wcol *c, bool is_min, df_scalar *out, bool *has,
                                bool *exact, df_error *err) {
@@ -980,7 +970,7 @@ static df_errkind bound_scalar(const df_parquet_writer *w, const wcol *c, bool i
     case SK_DECIMAL: out->v.i128 = is_min ? s->min.d : s->max.d; break;
     case SK_BYTES: {
         const df_buf *b = is_min ? &s->bmin : &s->bmax;
-        size_t n = utf8_prefix((const uint8_t *)b->data, b->len, w->opts.stats_truncate);
+        size_t n = df_utf8_prefix((const uint8_t *)b->data, b->len, (size_t)w->opts.stats_truncate);
         if (n < b->len) {
             if (!is_min) return DF_OK;   /* a cut maximum is no upper bound */
             *exact = false;

@@ -645,12 +645,7 @@ static df_errkind compute_health(df__build *b, health *h, df_error *err) {
 /* Interns a trace string into the model, cut to DF_REPORT_MAX_FIELD_CHARS characters.  0 = null. */
 static uint32_t model_str(df__build *b, const char *s, bool *failed) {
     if (!s) return 0;
-    size_t n = strlen(s), chars = 0, i = 0;
-    while (i < n && chars < DF_REPORT_MAX_FIELD_CHARS) {
-        i++;
-        while (i < n && ((unsigned char)s[i] & 0xC0) == 0x80) i++;
-        chars++;
-    }
+    size_t i = df_utf8_prefix((const uint8_t *)s, strlen(s), DF_REPORT_MAX_FIELD_CHARS);
     uint32_t id = df__report_intern(&b->p->strings, s, i);
     if (!id) *failed = true;
     return id;

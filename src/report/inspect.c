@@ -508,8 +508,7 @@ static void set_filter(df_report_inspector *in, const char *s) {
 static bool filter_ok(const char *s) {
     size_t n = strlen(s);
     if (n == 0 || !df__report_utf8_clean((const uint8_t *)s, n)) return false;
-    size_t chars = 0;
-    for (size_t i = 0; i < n; i++) chars += ((unsigned char)s[i] & 0xC0) != 0x80;
+    size_t chars = df_utf8_count((const uint8_t *)s, n);
     return chars >= 1 && chars <= 128;
 }
 

@@ -300,3 +300,84 @@ DF_TEST(civil_days_match_known_dates_and_round_trip) {
     df_civil_from_days(df_days_from_civil(-1, 12, 31), &y, &m, &d);   /* 2 BCE in proleptic years */
     DF_ASSERT(y == -1 && m == 12 && d == 31);
 }
+
+/* ------------------------------------------------------------------------ */
+/* UTF-8.                                                                    */
+
+#define U8(s) ((const uint8_t *)(s))
+
+DF_TEST(utf8_next_is_strict_and_decode_always_advances) {
+    uint32_t cp = 0;
+    DF_ASSERT_EQ_UINT(df_utf8_next(U8("A"), 1, &cp), 1);
+    DF_ASSERT_EQ_UINT(cp, 'A');
+    DF_ASSERT_EQ_UINT(df_utf8_next(U8("\xc3\xa9"), 2, &cp), 2);
+    DF_ASSERT_EQ_UINT(cp, 0xE9);
+    DF_ASSERT_EQ_UINT(df_utf8_next(U8("\xe2\x82\xac"), 3, &cp), 3);
+    DF_ASSERT_EQ_UINT(cp, 0x20AC);
+    DF_ASSERT_EQ_UINT(df_utf8_next(U8("\xf4\x8f\xbf\xbf"), 4, &cp), 4);   /* U+10FFFF */
+    DF_ASSERT_EQ_UINT(cp, 0x10FFFF);
+    const char *bad[] = {"\x80", "\xc0\xaf", "\xc1\xbf", "\xe0\x80\xaf", "\xed\xa0\x80", "\xf4\x90\x80\x80",
+                         "\xf5\x80\x80\x80", "\xff", "\xc3", "\xe2\x82", "\xc3\x28"};
+    for (size_t i = 0; i < DF_ARRAY_LEN(bad); i++) {
+        size_t n = strlen(bad[i]);
+        DF_ASSERT_EQ_UINT(df_utf8_next(U8(bad[i]), n, &cp), 0);
+        DF_ASSERT_EQ_UINT(df_utf8_decode(U8(bad[i]), n, &cp), 1);
+        DF_ASSERT_EQ_UINT(cp, 0xFFFD);
+        DF_ASSERT(!df_utf8_valid(U8(bad[i]), n));
+    }
+    /* A complete sequence cut short by n is invalid even if the bytes follow. */
+    DF_ASSERT_EQ_UINT(df_utf8_next(U8("\xe2\x82\xac"), 2, &cp), 0);
+}
+
+DF_TEST(utf8_valid_prefix_stops_at_the_first_bad_sequence) {
+    DF_ASSERT_EQ_UINT(df_utf8_valid_prefix(U8("plain ascii, longer than a word"), 31), 31);
+    DF_ASSERT_EQ_UINT(df_utf8_valid_prefix(U8("0123456789\xc3\xa9\xff"), 13), 12);
+    DF_ASSERT_EQ_UINT(df_utf8_valid_prefix(U8("abcdefgh\xe2\x82"), 10), 8);   /* truncated after the fast path */
+    DF_ASSERT_EQ_UINT(df_utf8_valid_prefix(U8(""), 0), 0);
+    DF_ASSERT(df_utf8_valid(U8(""), 0));
+}
+
+DF_TEST(utf8_lead_length_and_continuation) {
+    DF_ASSERT_EQ_UINT(df_utf8_lead_length('a'), 1);
+    DF_ASSERT_EQ_UINT(df_utf8_lead_length(0xC3), 2);
+    DF_ASSERT_EQ_UINT(df_utf8_lead_length(0xE2), 3);
+    DF_ASSERT_EQ_UINT(df_utf8_lead_length(0xF0), 4);
+    DF_ASSERT_EQ_UINT(df_utf8_lead_length(0x80), 1);   /* cannot start a sequence: still advances */
+    DF_ASSERT_EQ_UINT(df_utf8_lead_length(0xFF), 1);
+    DF_ASSERT(df_utf8_is_continuation(0x80) && df_utf8_is_continuation(0xBF));
+    DF_ASSERT(!df_utf8_is_continuation(0x7F) && !df_utf8_is_continuation(0xC0));
+}
+
+DF_TEST(utf8_encode_round_trips_every_length) {
+    const uint32_t cps[] = {0, 0x7F, 0x80, 0x7FF, 0x800, 0xD7FF, 0xE000, 0xFFFD, 0xFFFF, 0x10000, 0x10FFFF};
+    const size_t lens[] = {1, 1, 2, 2, 3, 3, 3, 3, 3, 4, 4};
+    for (size_t i = 0; i < DF_ARRAY_LEN(cps); i++) {
+        uint8_t buf[4];
+        DF_ASSERT(df_unicode_is_scalar(cps[i]));
+        size_t n = df_utf8_encode(cps[i], buf);
+        DF_ASSERT_EQ_UINT(n, lens[i]);
+        uint32_t back;
+        DF_ASSERT_EQ_UINT(df_utf8_next(buf, n, &back), n);
+        DF_ASSERT_EQ_UINT(back, cps[i]);
+    }
+    DF_ASSERT(!df_unicode_is_scalar(0xD800));
+    DF_ASSERT(!df_unicode_is_scalar(0xDFFF));
+    DF_ASSERT(!df_unicode_is_scalar(0x110000));
+}
+
+DF_TEST(utf8_count_prefix_and_cut_respect_character_boundaries) {
+    const uint8_t *s = U8("a\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80z");   /* a é € 😀 z: 11 bytes */
+    DF_ASSERT_EQ_UINT(df_utf8_count(s, 11), 5);
+    DF_ASSERT_EQ_UINT(df_utf8_count(s, 0), 0);
+    DF_ASSERT_EQ_UINT(df_utf8_prefix(s, 11, 0), 0);
+    DF_ASSERT_EQ_UINT(df_utf8_prefix(s, 11, 1), 1);
+    DF_ASSERT_EQ_UINT(df_utf8_prefix(s, 11, 2), 3);
+    DF_ASSERT_EQ_UINT(df_utf8_prefix(s, 11, 4), 10);
+    DF_ASSERT_EQ_UINT(df_utf8_prefix(s, 11, 99), 11);
+    DF_ASSERT_EQ_UINT(df_utf8_cut(s, 11, 99), 11);
+    DF_ASSERT_EQ_UINT(df_utf8_cut(s, 11, 11), 11);
+    DF_ASSERT_EQ_UINT(df_utf8_cut(s, 11, 5), 3);    /* inside € */
+    DF_ASSERT_EQ_UINT(df_utf8_cut(s, 11, 9), 6);    /* inside 😀 */
+    DF_ASSERT_EQ_UINT(df_utf8_cut(s, 11, 6), 6);
+    DF_ASSERT_EQ_UINT(df_utf8_cut(s, 11, 0), 0);
+}
