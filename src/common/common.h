@@ -305,6 +305,58 @@ static inline uint64_t df_hash_combine(uint64_t a, uint64_t b) {
 uint64_t df_fnv1a64(const void *data, size_t n);
 
 /* ------------------------------------------------------------------------ */
+/* Hash maps (map.c): open addressing with linear probing in power-of-two    */
+/* tables that grow at half load.  A zeroed map is empty and ready; nothing  */
+/* is allocated until the first insert.  The engine's join and aggregate     */
+/* tables are exec/hash_table.c; these are for bookkeeping maps.             */
+
+/* uint64 -> uint64. */
+typedef struct df_u64map_slot {
+    uint64_t key;       /* 0 marks an empty slot */
+    uint64_t value;
+} df_u64map_slot;
+
+typedef struct df_u64map {
+    df_u64map_slot *slots;  /* cap slots */
+    size_t cap;             /* power of two; 0 until the first insert */
+    size_t n;               /* keys stored, key 0 included */
+    bool has_zero;          /* key 0 cannot mark itself, so it lives here */
+    uint64_t zero_value;
+} df_u64map;
+
+/* Frees the table; the map is empty and usable again. */
+void df_u64map_free(df_u64map *m);
+/* True (and *value, which may be NULL, set) when key is present. */
+bool df_u64map_get(const df_u64map *m, uint64_t key, uint64_t *value);
+/* Sets key -> value, replacing any previous value.  DF_OK or DF_ERR_OUT_OF_MEMORY (map unchanged). */
+df_errkind df_u64map_put(df_u64map *m, uint64_t key, uint64_t value, df_error *err);
+/*
+ * Finds key, adding it with value 0 when absent: *value points at its value
+ * (valid until the next insert) and *added tells whether it was new.
+ */
+df_errkind df_u64map_upsert(df_u64map *m, uint64_t key, uint64_t **value, bool *added, df_error *err);
+
+/* Byte string -> uint64.  The map keeps its own copy of every key. */
+typedef struct df_strmap_slot {
+    uint64_t hash;      /* of the key, never 0; 0 marks an empty slot */
+    size_t off, len;    /* the key is keys[off, off + len) */
+    uint64_t value;
+} df_strmap_slot;
+
+typedef struct df_strmap {
+    df_strmap_slot *slots;  /* cap slots */
+    size_t cap;             /* power of two; 0 until the first insert */
+    size_t n;               /* keys stored */
+    char *keys;             /* key bytes, back to back (offsets survive growth) */
+    size_t keys_len, keys_cap;
+} df_strmap;
+
+void df_strmap_free(df_strmap *m);
+bool df_strmap_get(const df_strmap *m, const void *key, size_t len, uint64_t *value);
+/* As df_u64map_upsert; a new key's bytes are copied.  DF_OK or DF_ERR_OUT_OF_MEMORY (map unchanged). */
+df_errkind df_strmap_upsert(df_strmap *m, const void *key, size_t len, uint64_t **value, bool *added, df_error *err);
+
+/* ------------------------------------------------------------------------ */
 /* Clocks.                                                                   */
 
 /* Monotonic nanoseconds (CLOCK_MONOTONIC). */

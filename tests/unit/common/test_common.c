@@ -381,3 +381,131 @@ DF_TEST(utf8_count_prefix_and_cut_respect_character_boundaries) {
     DF_ASSERT_EQ_UINT(df_utf8_cut(s, 11, 6), 6);
     DF_ASSERT_EQ_UINT(df_utf8_cut(s, 11, 0), 0);
 }
+
+/* ------------------------------------------------------------------------ */
+/* Hash maps.                                                                */
+
+DF_TEST(u64map_grows_and_keeps_every_key) {
+    df_u64map m = {0};
+    df_error err = {0};
+    DF_ASSERT(!df_u64map_get(&m, 1, NULL));   /* an untouched map answers without a table */
+    for (uint64_t k = 0; k < 20000; k++) DF_ASSERT_OK(df_u64map_put(&m, k * 7919, k + 1, &err), &err);
+    DF_ASSERT_EQ_UINT(m.n, 20000);
+    DF_ASSERT(m.cap >= 2 * (m.n - 1) && (m.cap & (m.cap - 1)) == 0);
+    for (uint64_t k = 0; k < 20000; k++) {
+        uint64_t v = 0;
+        DF_ASSERT(df_u64map_get(&m, k * 7919, &v));
+        DF_ASSERT_EQ_UINT(v, k + 1);
+    }
+    DF_ASSERT(!df_u64map_get(&m, 7918, NULL));
+    DF_ASSERT_OK(df_u64map_put(&m, 7919, 42, &err), &err);   /* replace, not add */
+    DF_ASSERT_EQ_UINT(m.n, 20000);
+    uint64_t v;
+    DF_ASSERT(df_u64map_get(&m, 7919, &v) && v == 42);
+    df_u64map_free(&m);
+    DF_ASSERT(m.cap == 0 && m.n == 0 && !df_u64map_get(&m, 7919, NULL));
+}
+
+DF_TEST(u64map_probes_past_colliding_keys_and_stores_key_zero) {
+    /* Keys whose hashes share the low bits land on the same first slot of a 16-slot table. */
+    uint64_t same[6];
+    size_t found = 0;
+    for (uint64_t k = 1; found < DF_ARRAY_LEN(same); k++)
+        if ((df_hash_u64(k) & 15) == 3) same[found++] = k;
+    df_u64map m = {0};
+    for (size_t i = 0; i < DF_ARRAY_LEN(same); i++) DF_ASSERT_OK(df_u64map_put(&m, same[i], i, NULL), NULL);
+    DF_ASSERT_EQ_UINT(m.cap, 16);
+    for (size_t i = 0; i < DF_ARRAY_LEN(same); i++) {
+        uint64_t v;
+        DF_ASSERT(df_u64map_get(&m, same[i], &v));
+        DF_ASSERT_EQ_UINT(v, i);
+    }
+    DF_ASSERT(!df_u64map_get(&m, 0, NULL));
+    uint64_t *slot;
+    bool added;
+    DF_ASSERT_OK(df_u64map_upsert(&m, 0, &slot, &added, NULL), NULL);
+    DF_ASSERT(added && *slot == 0);
+    *slot = 99;
+    DF_ASSERT_OK(df_u64map_upsert(&m, 0, &slot, &added, NULL), NULL);
+    DF_ASSERT(!added && *slot == 99);
+    DF_ASSERT_OK(df_u64map_upsert(&m, same[2], &slot, &added, NULL), NULL);
+    DF_ASSERT(!added && *slot == 2);
+    DF_ASSERT_EQ_UINT(m.n, DF_ARRAY_LEN(same) + 1);
+    df_u64map_free(&m);
+}
+
+static void *refusing_malloc(size_t size, void *user) {
+    (void)size, (void)user;
+    return NULL;
+}
+
+DF_TEST(maps_are_unchanged_when_growth_fails) {
+    df_u64map m = {0};
+    for (uint64_t k = 1; k <= 8; k++) DF_ASSERT_OK(df_u64map_put(&m, k, k, NULL), NULL);
+    df_strmap s = {0};
+    uint64_t *slot;
+    bool added;
+    DF_ASSERT_OK(df_strmap_upsert(&s, "kept", 4, &slot, &added, NULL), NULL);
+    df_set_allocator(&(df_allocator){refusing_malloc, refusing_realloc, plain_free, NULL});
+    df_error err = {0};
+    DF_ASSERT_KIND(df_u64map_put(&m, 9, 9, &err), DF_ERR_OUT_OF_MEMORY);   /* the 9th key needs 32 slots */
+    char longer[300];   /* more than the key buffer holds */
+    memset(longer, 'x', sizeof longer);
+    DF_ASSERT_KIND(df_strmap_upsert(&s, longer, sizeof longer, &slot, &added, &err), DF_ERR_OUT_OF_MEMORY);
+    df_set_allocator(NULL);
+    DF_ASSERT_EQ_UINT(m.n, 8);
+    DF_ASSERT(!df_u64map_get(&m, 9, NULL));
+    for (uint64_t k = 1; k <= 8; k++) DF_ASSERT(df_u64map_get(&m, k, NULL));
+    DF_ASSERT_EQ_UINT(s.n, 1);
+    DF_ASSERT(df_strmap_get(&s, "kept", 4, NULL));
+    df_u64map_free(&m);
+    df_strmap_free(&s);
+    df_error_clear(&err);
+}
+
+DF_TEST(strmap_interns_byte_strings_through_growth) {
+    df_strmap m = {0};
+    df_error err = {0};
+    char key[32];
+    for (int i = 0; i < 5000; i++) {
+        int n = snprintf(key, sizeof key, "file-%d.parquet", i);
+        uint64_t *slot;
+        bool added;
+        DF_ASSERT_OK(df_strmap_upsert(&m, key, (size_t)n, &slot, &added, &err), &err);
+        DF_ASSERT(added);
+        *slot = (uint64_t)i;
+    }
+    DF_ASSERT_EQ_UINT(m.n, 5000);
+    for (int i = 0; i < 5000; i++) {
+        int n = snprintf(key, sizeof key, "file-%d.parquet", i);
+        uint64_t v;
+        DF_ASSERT(df_strmap_get(&m, key, (size_t)n, &v));
+        DF_ASSERT_EQ_UINT(v, (uint64_t)i);
+        uint64_t *slot;
+        bool added;
+        DF_ASSERT_OK(df_strmap_upsert(&m, key, (size_t)n, &slot, &added, &err), &err);
+        DF_ASSERT(!added && *slot == (uint64_t)i);
+    }
+    DF_ASSERT(!df_strmap_get(&m, "file-5000.parquet", 17, NULL));
+    DF_ASSERT(!df_strmap_get(&m, "file-1.parque", 13, NULL));   /* a prefix is another key */
+    df_strmap_free(&m);
+}
+
+DF_TEST(strmap_tells_apart_empty_embedded_nul_and_prefix_keys) {
+    df_strmap m = {0};
+    const struct { const char *k; size_t n; } keys[] = {{"", 0}, {"a", 1}, {"a\0", 2}, {"a\0b", 3}, {"\0", 1}, {"ab", 2}};
+    for (size_t i = 0; i < DF_ARRAY_LEN(keys); i++) {
+        uint64_t *slot;
+        bool added;
+        DF_ASSERT_OK(df_strmap_upsert(&m, keys[i].k, keys[i].n, &slot, &added, NULL), NULL);
+        DF_ASSERT(added);
+        *slot = i + 100;
+    }
+    for (size_t i = 0; i < DF_ARRAY_LEN(keys); i++) {
+        uint64_t v;
+        DF_ASSERT(df_strmap_get(&m, keys[i].k, keys[i].n, &v));
+        DF_ASSERT_EQ_UINT(v, i + 100);
+    }
+    DF_ASSERT_EQ_UINT(m.n, DF_ARRAY_LEN(keys));
+    df_strmap_free(&m);
+}
