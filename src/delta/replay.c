@@ -20,74 +20,24 @@
 /* ------------------------------------------------------------------------ */
 /* Hash set of keys                                                          */
 
-typedef struct seen_slot {
-    uint64_t hash;          /* 0 = empty (hashes are forced non-zero) */
-    const char *key;        /* bytes in the set's arena */
-    size_t len;             /* key length */
-} seen_slot;
-
 struct df__delta_seen {
-    df_arena keys;          /* key bytes */
-    seen_slot *slots;       /* open addressing, linear probing */
-    size_t cap;             /* power of two */
-    size_t n;               /* keys stored */
+    df_strmap keys;         /* the values are unused */
 };
 
 static df__delta_seen *seen_new(void) {
-    df__delta_seen *s = df_calloc(1, sizeof *s);
-    if (!s) return NULL;
-    df_arena_init(&s->keys, 64 * 1024, 0);
-    s->cap = 1024;
-    s->slots = df_calloc(s->cap, sizeof *s->slots);
-    if (!s->slots) {
-        df_free(s);
-        return NULL;
-    }
-    return s;
+    return df_calloc(1, sizeof(df__delta_seen));
 }
 
 static void seen_free(df__delta_seen *s) {
     if (!s) return;
-    df_arena_destroy(&s->keys);
-    df_free(s->slots);
+    df_strmap_free(&s->keys);
     df_free(s);
-}
-
-static bool seen_grow(df__delta_seen *s) {
-    size_t cap = s->cap * 2;
-    seen_slot *slots = df_calloc(cap, sizeof *slots);
-    if (!slots) return false;
-    for (size_t i = 0; i < s->cap; i++) {
-        if (!s->slots[i].hash) continue;
-        size_t j = s->slots[i].hash & (cap - 1);
-        while (slots[j].hash) j = (j + 1) & (cap - 1);
-        slots[j] = s->slots[i];
-    }
-    df_free(s->slots);
-    s->slots = slots;
-    s->cap = cap;
-    return true;
 }
 
 /* Inserts a key; *inserted tells whether it was new. */
 static df_errkind seen_insert(df__delta_seen *s, const char *key, size_t len, bool *inserted, df_error *err) {
-    uint64_t h = df_hash_bytes(key, len, 0x5eed) | 1;
-    size_t j = h & (s->cap - 1);
-    while (s->slots[j].hash) {
-        if (s->slots[j].hash == h && s->slots[j].len == len && memcmp(s->slots[j].key, key, len) == 0) {
-            *inserted = false;
-            return DF_OK;
-        }
-        j = (j + 1) & (s->cap - 1);
-    }
-    char *copy = df_arena_alloc(&s->keys, len ? len : 1);
-    if (!copy) return DF_OOM(err);
-    memcpy(copy, key, len);
-    s->slots[j] = (seen_slot){h, copy, len};
-    s->n++;
-    *inserted = true;
-    if (s->n * 2 > s->cap && !seen_grow(s)) return DF_OOM(err);
-    return DF_OK;
+    uint64_t *unused;
+    return df_strmap_upsert(&s->keys, key, len, &unused, inserted, err);
 }
 
 /* ------------------------------------------------------------------------ */

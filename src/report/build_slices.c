@@ -43,36 +43,19 @@ static const char *tstr(const df__build *b, uint32_t id) {
 /* ------------------------------------------------------------------------ */
 /* Tracks.                                                                   */
 
+/* The index + 1 of the track with `uuid`, or 0. */
 static uint32_t track_lookup(const df__build *b, uint64_t uuid) {
-    if (!b->tmap_cap) return 0;
-    size_t j = (size_t)df_hash_u64(uuid) & (b->tmap_cap - 1);
-    for (;; j = (j + 1) & (b->tmap_cap - 1)) {
-        uint32_t v = b->tmap[j];
-        if (!v || b->tracks[v - 1].uuid == uuid) return v;
-    }
+    uint64_t v = 0;
+    df_u64map_get(&b->tmap, uuid, &v);
+    return (uint32_t)v;
 }
 
 /* Adds a track (uuid not present yet).  Returns its index + 1, 0 on OOM. */
 static uint32_t track_add(df__build *b, uint64_t uuid, size_t *cap) {
     if (DF_ARRAY_RESERVE(b->tracks, *cap, b->ntracks + 1, 64, NULL)) return 0;
-    if ((b->ntracks + 1) * 2 > b->tmap_cap) {
-        size_t c = b->tmap_cap ? b->tmap_cap * 2 : 256;
-        uint32_t *m = df_calloc(c, sizeof *m);
-        if (!m) return 0;
-        for (size_t i = 0; i < b->ntracks; i++) {
-            size_t j = (size_t)df_hash_u64(b->tracks[i].uuid) & (c - 1);
-            while (m[j]) j = (j + 1) & (c - 1);
-            m[j] = (uint32_t)i + 1;
-        }
-        df_free(b->tmap);
-        b->tmap = m;
-        b->tmap_cap = c;
-    }
+    if (df_u64map_put(&b->tmap, uuid, b->ntracks + 1, NULL)) return 0;
     b->tracks[b->ntracks] = (df__btrack){.uuid = uuid, .parent = -1, .op_track = -1};
-    size_t j = (size_t)df_hash_u64(uuid) & (b->tmap_cap - 1);
-    while (b->tmap[j]) j = (j + 1) & (b->tmap_cap - 1);
-    b->tmap[j] = (uint32_t)++b->ntracks;
-    return (uint32_t)b->ntracks;
+    return (uint32_t)++b->ntracks;
 }
 
 /* Parses "Operation [op-" 20 digits "]"; returns the id or 0. */
@@ -752,7 +735,7 @@ static void build_free(df__build *b) {
     df_free(b->slices);
     for (size_t i = 0; i < b->ntracks; i++) df_free(b->tracks[i].slices);
     df_free(b->tracks);
-    df_free(b->tmap);
+    df_u64map_free(&b->tmap);
     df_free(b->ops);
     df_free(b->nodes);
 }

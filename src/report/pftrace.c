@@ -183,8 +183,7 @@ typedef struct work {
     size_t fmap_cap;          /* slots */
     uint32_t *smap;           /* stack dedup map: stack id + 1, 0 = empty */
     size_t smap_cap;          /* slots */
-    uint32_t *tmap;           /* track uuid map: track index + 1 */
-    size_t tmap_cap;          /* slots */
+    df_u64map tmap;           /* track uuid -> track index + 1 */
     uint32_t *stack_tmp;      /* frame ids of the callstack being interned */
     uint32_t cat_profile, cat_context; /* string ids of the two category names (0 until seen) */
 } work;
@@ -299,16 +298,11 @@ static uint64_t stack_key(const df__pt_trace *t, uint32_t v) {
     return stack_hash(f, n);
 }
 
-static uint64_t track_key(const df__pt_trace *t, uint32_t v) { return df_hash_u64(t->tracks[v - 1].uuid); }
-
 /* Index+1 of the track with `uuid`, or 0. */
-static uint32_t track_find(const df__pt_trace *t, const work *w, uint64_t uuid) {
-    if (!w->tmap_cap) return 0;
-    size_t j = (size_t)df_hash_u64(uuid) & (w->tmap_cap - 1);
-    for (;; j = (j + 1) & (w->tmap_cap - 1)) {
-        uint32_t v = w->tmap[j];
-        if (!v || t->tracks[v - 1].uuid == uuid) return v;
-    }
+static uint32_t track_find(const work *w, uint64_t uuid) {
+    uint64_t v = 0;
+    df_u64map_get(&w->tmap, uuid, &v);
+    return (uint32_t)v;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -798,15 +792,12 @@ static df_errkind read_track_descriptor(df__pt_trace *t, work *w, const pbf *f, 
     if (rc < 0) return malformed(w, err, f->data, "track descriptor");
     if (!has_uuid || tr.uuid == 0) return DF_OK;
     if (tr.kind != DF__PT_TRACK_CUSTOM) tr.parent = 0; /* Perfetto ignores parents of process/thread tracks */
-    if (track_find(t, w, tr.uuid)) return DF_OK;       /* the first descriptor wins */
+    if (track_find(w, tr.uuid)) return DF_OK;       /* the first descriptor wins */
     if (t->ntracks >= MAX_TRACKS) return too_many(err, "tracks");
     if (DF_ARRAY_RESERVE(t->tracks, t->cap_tracks, t->ntracks + 1, 256, NULL) ||
-        !u32map_grow(t, &w->tmap, &w->tmap_cap, t->ntracks, track_key))
+        df_u64map_put(&w->tmap, tr.uuid, t->ntracks + 1, NULL))
         return oom(err);
     t->tracks[t->ntracks++] = tr;
-    size_t j = (size_t)df_hash_u64(tr.uuid) & (w->tmap_cap - 1);
-    while (w->tmap[j]) j = (j + 1) & (w->tmap_cap - 1);
-    w->tmap[j] = (uint32_t)t->ntracks;
     return DF_OK;
 }
 
@@ -1084,7 +1075,7 @@ static void work_free(work *w) {
     df_free(w->snaps);
     df_free(w->fmap);
     df_free(w->smap);
-    df_free(w->tmap);
+    df_u64map_free(&w->tmap);
     df_free(w->stack_tmp);
     df_free(w);
 }
