@@ -1,6 +1,7 @@
 /*
  * Internal foundations shared by every module: allocation, errors, arenas,
- * growable buffers, string helpers, hashing, clocks and bit tricks.
+ * growable buffers and arrays, string helpers (hex, UTF-8), the calendar,
+ * hashing and hash maps, clocks and bit tricks.
  *
  * Threads and the worker pool are in common/thread_pool.h; JSON in
  * common/json.h.
