@@ -406,13 +406,21 @@ typedef struct df_log_sink {
     void *user;                 /* passed to fn */
 } df_log_sink;
 
+/*
+ * The most bulk connections one staged output loads with: parallel_connections
+ * is 1..DF_MAX_PARALLEL_CONNECTIONS everywhere it can be given (write options,
+ * write_all options, job files, Python).  The one copy of the limit.
+ */
+#define DF_MAX_PARALLEL_CONNECTIONS 16
+
 typedef struct df_write_options {
     bool dry_run;               /* plan only: no connection, no rows (returns the dry-run report) */
     bool execution_profile;     /* add the per-operator execution profile to the report */
     df_progress progress;       /* optional progress sink */
     df_log_sink log;            /* optional event sink */
     int32_t parallel_connections; /* bulk connections loading the staging table of create_and_load /
-                                     replace (1..16); 0 = the default (1, docs/writes.md) */
+                                     replace (1..DF_MAX_PARALLEL_CONNECTIONS; more are capped);
+                                     0 = the default (1, docs/writes.md) */
     const _Atomic bool *cancel; /* optional: set to true to cancel between batches */
 } df_write_options;
 

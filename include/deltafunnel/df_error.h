@@ -8,6 +8,9 @@
  * df_error_clear() frees it.
  *
  * Kinds come from df_errkinds.def; their numbers and strings never change.
+ * The message is for people and may be reworded at any time: decide nothing
+ * by its text.  Where one kind covers failures a caller must tell apart,
+ * `subkind` (set where the failure happens) does.
  */
 #ifndef DELTAFUNNEL_DF_ERROR_H
 #define DELTAFUNNEL_DF_ERROR_H
@@ -33,6 +36,8 @@ typedef enum df_errkind {
 
 typedef struct df_error {
     df_errkind kind;                    /* DF_OK when no error is recorded */
+    df_errkind subkind;                 /* a finer kind under `kind` (df_errkinds.def, "finer kinds") that
+                                           callers classify by instead of the message; DF_OK if none */
     char phase[DF_ERROR_PHASE_SIZE];    /* stable phase string, e.g. "sql_table" */
     int64_t code;                       /* numeric detail: SQL Server error number, errno, ...; 0 if none */
     int64_t offset;                     /* character/byte offset into the input; -1 if none */
@@ -52,19 +57,21 @@ df_errkind df_errkind_from_name(const char *name);
 void df_error_clear(df_error *err);
 
 /*
- * Records an error: kind, default phase, formatted message (truncated to fit).
- * Any previous context is freed.  Accepts err == NULL.  Returns `kind`, so
+ * Records an error: kind, default phase, formatted message (truncated to fit);
+ * code, offset, origin and subkind are reset.  Any previous context is
+ * freed.  Accepts err == NULL.  Returns `kind`, so
  * `return df_error_set(err, DF_ERR_X, "...")` reads naturally.
  */
 df_errkind df_error_set(df_error *err, df_errkind kind, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 df_errkind df_error_setv(df_error *err, df_errkind kind, const char *fmt, va_list ap);
 
-/* Overrides the phase / origin / code / offset of a recorded error.  Accept NULL. */
+/* Overrides the phase / origin / code / offset / subkind of a recorded error.  Accept NULL. */
 void df_error_set_phase(df_error *err, const char *phase);
 void df_error_set_origin(df_error *err, const char *origin);
 void df_error_set_code(df_error *err, int64_t code);
 void df_error_set_offset(df_error *err, int64_t offset);
+void df_error_set_subkind(df_error *err, df_errkind subkind);
 /* Prepends "prefix: " to the message (truncating the tail).  Accepts NULL. */
 void df_error_prefix(df_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

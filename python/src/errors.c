@@ -51,8 +51,8 @@ static PyObject *make_error(df_py_state *st, const char *phase, const char *kind
     return exc;
 }
 
-PyObject *df_py_raise_simple(df_py_state *st, const char *phase, const char *kind, const char *message) {
-    PyObject *exc = make_error(st, phase, kind, message, NULL, -1, 0);
+PyObject *df_py_raise_simple(df_py_state *st, df_errkind kind, const char *message) {
+    PyObject *exc = make_error(st, df_errkind_default_phase(kind), df_errkind_name(kind), message, NULL, -1, 0);
     if (exc) {
         PyErr_SetObject(st->error_type, exc);
         Py_DECREF(exc);

@@ -146,18 +146,18 @@ static PyObject *init_perfetto(PyObject *module, PyObject *const *args, Py_ssize
     Py_DECREF(ok);
     if (in[1] && df_py_req_str(in[1], &logger) < 0) return NULL;
     if (!logger[strspn(logger, " \t\r\n")])
-        return df_py_raise_simple(st, "perfetto_diagnostics", "invalid_logger",
+        return df_py_raise_simple(st, DF_ERR_INVALID_LOGGER,
                                   "Perfetto diagnostics logger name must not be empty");
     double timeout = 10.0;
     if (in[2]) {
         timeout = PyFloat_AsDouble(in[2]);
         if (timeout == -1.0 && PyErr_Occurred()) return NULL;
         if (timeout < 0)
-            return df_py_raise_simple(st, "perfetto_diagnostics", "invalid_wait_timeout",
+            return df_py_raise_simple(st, DF_ERR_INVALID_WAIT_TIMEOUT,
                                       "invalid Perfetto diagnostics wait timeout: cannot convert float seconds to "
                                       "Duration: value is negative");
         if (!(timeout < 1.8e19))
-            return df_py_raise_simple(st, "perfetto_diagnostics", "invalid_wait_timeout",
+            return df_py_raise_simple(st, DF_ERR_INVALID_WAIT_TIMEOUT,
                                       "invalid Perfetto diagnostics wait timeout: cannot convert float seconds to "
                                       "Duration: value is either too big or NaN");
     }

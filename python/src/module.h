@@ -99,8 +99,12 @@ void df_py_value_pool_free(df_py_value_pool *pool);
 
 /* Raises DeltaFunnelError from a df_error (clears it).  Returns NULL. */
 PyObject *df_py_raise(df_py_state *st, df_error *err);
-/* Raises DeltaFunnelError(phase, kind, message) with context None.  Returns NULL. */
-PyObject *df_py_raise_simple(df_py_state *st, const char *phase, const char *kind, const char *message);
+/*
+ * Raises DeltaFunnelError for `kind` (phase = its default phase in
+ * df_errkinds.def, so kind and phase strings come from the one table) with
+ * context None.  Returns NULL.
+ */
+PyObject *df_py_raise_simple(df_py_state *st, df_errkind kind, const char *message);
 /* json.loads(text) or None for NULL. */
 PyObject *df_py_json(df_py_state *st, const char *text);
 

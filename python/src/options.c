@@ -249,7 +249,7 @@ static PyObject *file_path(df_py_state *st, PyObject *obj, const char *param) {
         Py_DECREF(fs);
         char msg[96];
         snprintf(msg, sizeof msg, "`%s` must name a file", param);
-        return df_py_raise_simple(st, "config", "invalid_option_value", msg);
+        return df_py_raise_simple(st, DF_ERR_INVALID_OPTION_VALUE, msg);
     }
     PyObject *pathlib = PyImport_ImportModule("pathlib");
     PyObject *path = pathlib ? PyObject_CallMethod(pathlib, "Path", "O", fs) : NULL;
@@ -274,7 +274,7 @@ static PyObject *ranked_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
         int overflow = 0;
         hzv = PyLong_Check(hz) && !PyBool_Check(hz) ? PyLong_AsLongAndOverflow(hz, &overflow) : -1;
         if (overflow || (hzv != 100 && hzv != 1000)) {
-            df_py_raise_simple(st, "config", "invalid_option_value", "`sample_hz` must be 100 or 1000");
+            df_py_raise_simple(st, DF_ERR_INVALID_OPTION_VALUE, "`sample_hz` must be 100 or 1000");
             goto fail;
         }
     }
@@ -299,7 +299,7 @@ static PyObject *ranked_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
             }
         }
         if (!ok) {
-            df_py_raise_simple(st, "config", "invalid_option_value",
+            df_py_raise_simple(st, DF_ERR_INVALID_OPTION_VALUE,
                                "`max_operator_activity_spans` must be a positive integer");
             goto fail;
         }

@@ -338,10 +338,10 @@ static PyObject *session_write_all(PyObject *self, PyObject *const *args, Py_ssi
     if (dry_none) dry = 0;
     df_py_state *st = df_py_state_of_type(Py_TYPE(self));
     if (dry && ((in[4] && in[4] == Py_True) || (in[5] && in[5] != Py_None)))
-        return df_py_raise_simple(st, "config", "invalid_option_value",
+        return df_py_raise_simple(st, DF_ERR_INVALID_OPTION_VALUE,
                                   "profiling is only supported for execute `write_all` calls");
     if (dry && in[1] && in[1] != Py_None)
-        return df_py_raise_simple(st, "config", "invalid_option_value",
+        return df_py_raise_simple(st, DF_ERR_INVALID_OPTION_VALUE,
                                   "`options` is only supported for execute `write_all` calls");
     return write_all_common(self, in, in[3], 1, dry, 0);
 }

@@ -366,7 +366,7 @@ static PyObject *table_write_to_mssql(PyObject *self, PyObject *const *args, Py_
     if (check_target_args(targets, 5) < 0 || df_py_opt_bool(in[3], &dry, &dry_none) < 0) return NULL;
     if (dry_none) dry = 0;
     if (dry && ((in[7] && in[7] == Py_True) || (in[8] && in[8] != Py_None)))
-        return df_py_raise_simple(st, "config", "invalid_option_value",
+        return df_py_raise_simple(st, DF_ERR_INVALID_OPTION_VALUE,
                                   "profiling is only supported for execute `write_to_mssql` calls");
     if (df_py_check_profile_args(st, in[6], in[7], in[8], &mode, &profile) < 0) return NULL;
     int64_t parallel = 0;
@@ -374,9 +374,10 @@ static PyObject *table_write_to_mssql(PyObject *self, PyObject *const *args, Py_
         if (PyBool_Check(in[9]) || !PyLong_Check(in[9])) return (df_py_type_error(in[9], "int"), NULL);
         parallel = PyLong_AsLongLong(in[9]);
         if (parallel == -1 && PyErr_Occurred()) return NULL;
-        if (parallel < 1 || parallel > 16)
-            return df_py_raise_simple(st, "config", "invalid_option_value",
-                                      "`parallel_connections` must be an integer in 1..=16");
+        if (parallel < 1 || parallel > DF_MAX_PARALLEL_CONNECTIONS)
+            return df_py_raise_simple(st, DF_ERR_INVALID_OPTION_VALUE,
+                                      "`parallel_connections` must be an integer in "
+                                      "1..=" Py_STRINGIFY(DF_MAX_PARALLEL_CONNECTIONS));
     }
     df_output_spec *spec = make_spec(st, (TableObject *)self, targets);
     if (!spec) return NULL;
@@ -459,7 +460,8 @@ static PyMethodDef table_methods[] = {
      "progress=None, execution_profile=False, ranked_profile=None, parallel_connections=None)\n--\n\n"
      "Writes the table to SQL Server and returns the report dict; dry_run=True plans without I/O.\n"
      "Load modes: append_existing (all-or-nothing), create_and_load, replace (atomic).\n"
-     "parallel_connections (ours, 1..16, default 1): bulk connections loading the staging table\n"
+     "parallel_connections (ours, 1.." Py_STRINGIFY(DF_MAX_PARALLEL_CONNECTIONS)
+     ", default 1): bulk connections loading the staging table\n"
      "of create_and_load and replace concurrently."},
     {"to_arrow", table_to_arrow, METH_NOARGS,
      "to_arrow($self, /)\n--\n\nExecutes the table and returns a pyarrow.Table (requires pyarrow)."},

@@ -4,8 +4,24 @@
  */
 #include "common/common.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
+
+/*
+ * The test-only message hook (common.h).  Atomic because bulk sender and
+ * pool threads raise errors while a test's main thread may have set it.
+ */
+static _Atomic(df__error_message_scrambler) message_scrambler;
+
+void df__error_set_message_scrambler(df__error_message_scrambler fn) {
+    atomic_store_explicit(&message_scrambler, fn, memory_order_relaxed);
+}
+
+static void scramble(char *text, size_t size) {
+    df__error_message_scrambler fn = atomic_load_explicit(&message_scrambler, memory_order_relaxed);
+    if (fn) fn(text, size);
+}
 
 static const char *const kind_names[DF_ERRKIND_COUNT_] = {
     [DF_OK] = "ok",
@@ -57,11 +73,13 @@ df_errkind df_error_setv(df_error *err, df_errkind kind, const char *fmt, va_lis
     df_free(err->context);
     err->context = NULL;
     err->kind = kind;
+    err->subkind = DF_OK;
     err->code = 0;
     err->offset = -1;
     err->origin[0] = '\0';
     copy_bounded(err->phase, sizeof err->phase, df_errkind_default_phase(kind));
     vsnprintf(err->message, sizeof err->message, fmt ? fmt : "", ap);
+    scramble(err->message, sizeof err->message);
     return kind;
 }
 
@@ -89,6 +107,10 @@ void df_error_set_offset(df_error *err, int64_t offset) {
     if (err) err->offset = offset;
 }
 
+void df_error_set_subkind(df_error *err, df_errkind subkind) {
+    if (err) err->subkind = subkind;
+}
+
 void df_error_prefix(df_error *err, const char *fmt, ...) {
     if (!err) return;
     char prefix[DF_ERROR_MESSAGE_SIZE];
@@ -96,6 +118,7 @@ void df_error_prefix(df_error *err, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(prefix, sizeof prefix, fmt, ap);
     va_end(ap);
+    scramble(prefix, sizeof prefix);
     /* Shift the message right to make room for "prefix: ", dropping its tail if needed. */
     size_t plen = strlen(prefix), cap = sizeof err->message - 1;
     if (plen + 2 > cap) plen = cap - 2;

@@ -63,18 +63,6 @@ static inline void skip_ws(parser *ps) {
     ps->p = p;
 }
 
-/* Grows a scratch stack to hold one more element of `size` bytes. */
-static bool grow(void **data, size_t *cap, size_t used, size_t size) {
-    if (used < *cap) return true;
-    size_t ncap = *cap ? *cap * 2 : 64, bytes;
-    if (df_mul_overflow_size(ncap, size, &bytes)) return false;
-    void *d = df_realloc(*data, bytes);
-    if (!d) return false;
-    *data = d;
-    *cap = ncap;
-    return true;
-}
-
 /* ------------------------------------------------------------------------ */
 /* Strings                                                                   */
 
@@ -84,42 +72,16 @@ static bool grow(void **data, size_t *cap, size_t used, size_t size) {
 /* True if some byte of w is zero. */
 static inline uint64_t has_zero(uint64_t w) { return (w - ONES) & ~w & HIGHS; }
 
-static int hex_value(char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
-
 /* Reads the 4 hex digits after "\u" at p (p points at 'u'); -1 when malformed or truncated. */
 static int32_t read_u4(const char *p, const char *end) {
     if (end - p < 5) return -1;
     int32_t v = 0;
     for (int i = 1; i <= 4; i++) {
-        int h = hex_value(p[i]);
+        int h = df_hex_value(p[i]);
         if (h < 0) return -1;
         v = (v << 4) | h;
     }
     return v;
-}
-
-static char *put_utf8(char *d, uint32_t cp) {
-    if (cp < 0x80) {
-        *d++ = (char)cp;
-    } else if (cp < 0x800) {
-        *d++ = (char)(0xC0 | (cp >> 6));
-        *d++ = (char)(0x80 | (cp & 0x3F));
-    } else if (cp < 0x10000) {
-        *d++ = (char)(0xE0 | (cp >> 12));
-        *d++ = (char)(0x80 | ((cp >> 6) & 0x3F));
-        *d++ = (char)(0x80 | (cp & 0x3F));
-    } else {
-        *d++ = (char)(0xF0 | (cp >> 18));
-        *d++ = (char)(0x80 | ((cp >> 12) & 0x3F));
-        *d++ = (char)(0x80 | ((cp >> 6) & 0x3F));
-        *d++ = (char)(0x80 | (cp & 0x3F));
-    }
-    return d;
 }
 
 /*
@@ -159,7 +121,7 @@ static ptrdiff_t decode_escapes(parser *ps, const char *s, const char *q, char *
         } else {
             s += 6;
         }
-        d = put_utf8(d, (uint32_t)cp);
+        d += df_utf8_encode((uint32_t)cp, (uint8_t *)d);   /* surrogates were paired or refused above */
     }
     *d = '\0';
     return d - dst;
@@ -417,7 +379,7 @@ static df_errkind parse_array(parser *ps, df_json_value *out) {
         for (;;) {
             df_json_value v;
             DF_TRY(parse_value(ps, &v));
-            if (!grow((void **)&ps->vals, &ps->cap_vals, ps->nvals, sizeof *ps->vals)) return oom(ps);
+            if (DF_ARRAY_RESERVE(ps->vals, ps->cap_vals, ps->nvals + 1, 64, NULL)) return oom(ps);
             ps->vals[ps->nvals++] = v;
             skip_ws(ps);
             if (ps->p >= ps->end) return fail_at(ps, ps->p, "unterminated array");
@@ -458,7 +420,7 @@ static df_errkind parse_object(parser *ps, df_json_value *out) {
             if (ps->p >= ps->end || *ps->p != ':') return fail_at(ps, ps->p, "expected ':'");
             ps->p++;
             DF_TRY(parse_value(ps, &m.value));
-            if (!grow((void **)&ps->mems, &ps->cap_mems, ps->nmems, sizeof *ps->mems)) return oom(ps);
+            if (DF_ARRAY_RESERVE(ps->mems, ps->cap_mems, ps->nmems + 1, 64, NULL)) return oom(ps);
             ps->mems[ps->nmems++] = m;
             skip_ws(ps);
             if (ps->p >= ps->end) return fail_at(ps, ps->p, "unterminated object");
@@ -649,15 +611,8 @@ df_errkind df_json_array_begin(df_json_writer *w) { return open_container(w, 'a'
 df_errkind df_json_array_end(df_json_writer *w) { return close_container(w, 'a', ']'); }
 
 /* Length of the valid UTF-8 sequence starting at s (n bytes available), or 0. */
-static size_t utf8_seq_len(const unsigned char *s, size_t n) {
-    unsigned char c = s[0];
-    size_t len = c >= 0xF0 ? 4 : c >= 0xE0 ? 3 : c >= 0xC0 ? 2 : 0;
-    if (!len || len > n) return 0;
-    return df_utf8_valid(s, len) ? len : 0;
-}
 
 static df_errkind put_escaped(df_json_writer *w, const char *str, size_t n) {
-    static const char hex[] = "0123456789abcdef";
     const unsigned char *s = (const unsigned char *)str;
     if (put(w, "\"", 1)) return w->status;
     size_t run = 0, i = 0;
@@ -668,7 +623,8 @@ static df_errkind put_escaped(df_json_writer *w, const char *str, size_t n) {
             continue;
         }
         if (c >= 0x80) {
-            size_t l = utf8_seq_len(s + i, n - i);
+            uint32_t cp;
+            size_t l = df_utf8_next(s + i, n - i, &cp);
             if (l) {
                 i += l;
                 continue;
@@ -691,8 +647,7 @@ static df_errkind put_escaped(df_json_writer *w, const char *str, size_t n) {
                 elen = 3;
             } else {
                 memcpy(esc, "\\u00", 4);
-                esc[4] = hex[c >> 4];
-                esc[5] = hex[c & 15];
+                df_hex_encode(&c, 1, esc + 4, false);
                 elen = 6;
             }
         }

@@ -116,8 +116,6 @@ void df__delta_schema_clear(df__delta_schema *s);
 df_errkind df__delta_value_parse(const char *text, size_t len, df_type *type, df_scalar *out, df_error *err);
 /* Partition semantics: NULL or "" give a typed NULL scalar; otherwise df__delta_value_parse. */
 df_errkind df__delta_partition_value(const char *text, df_type *type, df_scalar *out, df_error *err);
-/* Days since 1970-01-01 of a proleptic Gregorian date. */
-int64_t df__delta_days_from_civil(int64_t y, unsigned m, unsigned d);
 
 /* ------------------------------------------------------------------------ */
 /* Log listing (log.c)                                                       */

@@ -121,14 +121,7 @@ static bool need(const reader *r, size_t n) {
 
 static df_errkind sink_reserve(row_sink *s, int64_t extra, df_error *err) {
     if (extra > s->max - s->n) DF_FAIL(err, DF_ERR_LIMIT_EXCEEDED, "deletion vector holds more than %lld rows", (long long)s->max);
-    if (s->n + extra <= s->cap) return DF_OK;
-    int64_t cap = s->cap ? s->cap : 1024;
-    while (cap < s->n + extra) cap *= 2;
-    uint64_t *p = df_realloc(s->rows, (size_t)cap * sizeof *p);
-    if (!p) return DF_OOM(err);
-    s->rows = p;
-    s->cap = cap;
-    return DF_OK;
+    return DF_ARRAY_RESERVE(s->rows, s->cap, s->n + extra, 1024, err);
 }
 
 /* Appends a value that was checked to ascend. */

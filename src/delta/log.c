@@ -97,13 +97,7 @@ static void scan_state_free(scan_state *st) {
 }
 
 static df_errkind add_commit(scan_state *st, int64_t v, df_error *err) {
-    if (st->ncommits == st->cap_commits) {
-        int64_t cap = st->cap_commits ? st->cap_commits * 2 : 64;
-        int64_t *p = df_realloc(st->commits, (size_t)cap * sizeof *p);
-        if (!p) return DF_OOM(err);
-        st->commits = p;
-        st->cap_commits = cap;
-    }
+    DF_TRY(DF_ARRAY_RESERVE(st->commits, st->cap_commits, st->ncommits + 1, 64, err));
     st->commits[st->ncommits++] = v;
     return DF_OK;
 }
@@ -118,13 +112,7 @@ static df_errkind add_checkpoint(scan_state *st, int64_t v, df__delta_log_kind k
         for (int32_t i = 0; i < st->ncands; i++)
             if (st->cands[i].version == v && st->cands[i].kind == kind && st->cands[i].nparts == nparts) c = &st->cands[i];
     if (!c) {
-        if (st->ncands == st->cap_cands) {
-            int32_t cap = st->cap_cands ? st->cap_cands * 2 : 16;
-            candidate *p = df_realloc(st->cands, (size_t)cap * sizeof *p);
-            if (!p) return DF_OOM(err);
-            st->cands = p;
-            st->cap_cands = cap;
-        }
+        DF_TRY(DF_ARRAY_RESERVE(st->cands, st->cap_cands, st->ncands + 1, 16, err));
         c = &st->cands[st->ncands];
         *c = (candidate){v, kind, nparts, 0, df_malloc((size_t)nparts * sizeof(size_t)), is_json};
         if (!c->entries) return DF_OOM(err);

@@ -20,74 +20,24 @@
 /* ------------------------------------------------------------------------ */
 /* Hash set of keys                                                          */
 
-typedef struct seen_slot {
-    uint64_t hash;          /* 0 = empty (hashes are forced non-zero) */
-    const char *key;        /* bytes in the set's arena */
-    size_t len;             /* key length */
-} seen_slot;
-
 struct df__delta_seen {
-    df_arena keys;          /* key bytes */
-    seen_slot *slots;       /* open addressing, linear probing */
-    size_t cap;             /* power of two */
-    size_t n;               /* keys stored */
+    df_strmap keys;         /* the values are unused */
 };
 
 static df__delta_seen *seen_new(void) {
-    df__delta_seen *s = df_calloc(1, sizeof *s);
-    if (!s) return NULL;
-    df_arena_init(&s->keys, 64 * 1024, 0);
-    s->cap = 1024;
-    s->slots = df_calloc(s->cap, sizeof *s->slots);
-    if (!s->slots) {
-        df_free(s);
-        return NULL;
-    }
-    return s;
+    return df_calloc(1, sizeof(df__delta_seen));
 }
 
 static void seen_free(df__delta_seen *s) {
     if (!s) return;
-    df_arena_destroy(&s->keys);
-    df_free(s->slots);
+    df_strmap_free(&s->keys);
     df_free(s);
-}
-
-static bool seen_grow(df__delta_seen *s) {
-    size_t cap = s->cap * 2;
-    seen_slot *slots = df_calloc(cap, sizeof *slots);
-    if (!slots) return false;
-    for (size_t i = 0; i < s->cap; i++) {
-        if (!s->slots[i].hash) continue;
-        size_t j = s->slots[i].hash & (cap - 1);
-        while (slots[j].hash) j = (j + 1) & (cap - 1);
-        slots[j] = s->slots[i];
-    }
-    df_free(s->slots);
-    s->slots = slots;
-    s->cap = cap;
-    return true;
 }
 
 /* Inserts a key; *inserted tells whether it was new. */
 static df_errkind seen_insert(df__delta_seen *s, const char *key, size_t len, bool *inserted, df_error *err) {
-    uint64_t h = df_hash_bytes(key, len, 0x5eed) | 1;
-    size_t j = h & (s->cap - 1);
-    while (s->slots[j].hash) {
-        if (s->slots[j].hash == h && s->slots[j].len == len && memcmp(s->slots[j].key, key, len) == 0) {
-            *inserted = false;
-            return DF_OK;
-        }
-        j = (j + 1) & (s->cap - 1);
-    }
-    char *copy = df_arena_alloc(&s->keys, len ? len : 1);
-    if (!copy) return DF_OOM(err);
-    memcpy(copy, key, len);
-    s->slots[j] = (seen_slot){h, copy, len};
-    s->n++;
-    *inserted = true;
-    if (s->n * 2 > s->cap && !seen_grow(s)) return DF_OOM(err);
-    return DF_OK;
+    uint64_t *unused;
+    return df_strmap_upsert(&s->keys, key, len, &unused, inserted, err);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -122,19 +72,12 @@ void df__delta_replay_clear(df__delta_replay *r) {
 /* ------------------------------------------------------------------------ */
 /* Locations and keys                                                        */
 
-static int hexval(char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
-
 /* Appends the percent-decoded form of s[0..n) to b. */
 static df_errkind append_decoded(df_buf *b, const char *s, size_t n, df_error *err) {
     DF_TRY(df_buf_reserve(b, n, err));
     for (size_t i = 0; i < n; i++) {
-        if (s[i] == '%' && i + 2 < n && hexval(s[i + 1]) >= 0 && hexval(s[i + 2]) >= 0) {
-            char c = (char)(hexval(s[i + 1]) * 16 + hexval(s[i + 2]));
+        if (s[i] == '%' && i + 2 < n && df_hex_value(s[i + 1]) >= 0 && df_hex_value(s[i + 2]) >= 0) {
+            char c = (char)(df_hex_value(s[i + 1]) * 16 + df_hex_value(s[i + 2]));
             if (c == '\0') DF_FAIL(err, DF_ERR_DELTA_LOG_FORMAT, "path contains an encoded NUL byte");
             b->data[b->len++] = c;
             i += 2;
@@ -218,25 +161,13 @@ df_errkind df__delta_replay_file_action(df__delta_replay *r, bool is_add, bool i
 }
 
 df_errkind df__delta_replay_push_add(df__delta_replay *r, const df__delta_add *add, df_error *err) {
-    if (r->nadds == r->cap_adds) {
-        int64_t cap = r->cap_adds ? r->cap_adds * 2 : 256;
-        df__delta_add *p = df_realloc(r->adds, (size_t)cap * sizeof *p);
-        if (!p) return DF_OOM(err);
-        r->adds = p;
-        r->cap_adds = cap;
-    }
+    DF_TRY(DF_ARRAY_RESERVE(r->adds, r->cap_adds, r->nadds + 1, 256, err));
     r->adds[r->nadds++] = *add;
     return DF_OK;
 }
 
 df_errkind df__delta_replay_add_sidecar(df__delta_replay *r, const char *path, df_error *err) {
-    if (r->nsidecars == r->cap_sidecars) {
-        int32_t cap = r->cap_sidecars ? r->cap_sidecars * 2 : 8;
-        char **p = df_realloc(r->sidecars, (size_t)cap * sizeof *p);
-        if (!p) return DF_OOM(err);
-        r->sidecars = p;
-        r->cap_sidecars = cap;
-    }
+    DF_TRY(DF_ARRAY_RESERVE(r->sidecars, r->cap_sidecars, r->nsidecars + 1, 8, err));
     char *copy = df_strdup(path);
     if (!copy) return DF_OOM(err);
     r->sidecars[r->nsidecars++] = copy;
@@ -446,18 +377,13 @@ static df_errkind json_action(df__delta_replay *r, const df_json_value *line, bo
 df_errkind df__delta_replay_json(df__delta_replay *r, const char *data, size_t len, bool is_checkpoint,
                                  const char *name, df_error *err) {
     /* Collect line starts, then walk them backwards (newest action first). */
-    size_t nlines = 0, cap = 64;
-    size_t *starts = df_malloc(cap * sizeof *starts);
-    if (!starts) return DF_OOM(err);
+    size_t nlines = 0, cap = 0;
+    size_t *starts = NULL;
     for (size_t pos = 0; pos < len;) {
-        if (nlines == cap) {
-            size_t *p = df_realloc(starts, cap * 2 * sizeof *p);
-            if (!p) {
-                df_free(starts);
-                return DF_OOM(err);
-            }
-            starts = p;
-            cap *= 2;
+        df_errkind grown = DF_ARRAY_RESERVE(starts, cap, nlines + 1, 64, err);
+        if (grown) {
+            df_free(starts);
+            return grown;
         }
         starts[nlines++] = pos;
         const char *nl = memchr(data + pos, '\n', len - pos);

@@ -43,12 +43,6 @@ df_errkind df__delta_stats_num_records(const char *stats, df_arena *scratch, int
     return DF_OK;
 }
 
-static size_t utf8_chars(const uint8_t *s, int64_t len) {
-    size_t n = 0;
-    for (int64_t i = 0; i < len; i++) n += (s[i] & 0xC0) != 0x80;
-    return n;
-}
-
 /* Parses one bound; false (nothing set) when absent or unusable. */
 static bool bound(const df_json_value *v, df_type *type, df_scalar *out) {
     const char *text;
@@ -96,13 +90,13 @@ static void column_stats(const df__delta_column *col, const df_json_value *root,
     if (bound(df_json_get(df_json_get(root, "minValues"), key), t, &st->min)) {
         st->has_min = true;
         st->min_exact = tight;
-        if (t->id == DF_TYPE_UTF8 && utf8_chars(st->min.v.bytes.ptr, st->min.v.bytes.len) >= STRING_PREFIX_CHARS)
+        if (t->id == DF_TYPE_UTF8 && df_utf8_count(st->min.v.bytes.ptr, (size_t)st->min.v.bytes.len) >= STRING_PREFIX_CHARS)
             st->min_exact = false;
     }
     if (bound(df_json_get(df_json_get(root, "maxValues"), key), t, &st->max)) {
         st->has_max = true;
         st->max_exact = tight;
-        if (t->id == DF_TYPE_UTF8 && utf8_chars(st->max.v.bytes.ptr, st->max.v.bytes.len) >= STRING_PREFIX_CHARS) {
+        if (t->id == DF_TYPE_UTF8 && df_utf8_count(st->max.v.bytes.ptr, (size_t)st->max.v.bytes.len) >= STRING_PREFIX_CHARS) {
             df_scalar_clear(&st->max);
             st->has_max = false;
             st->max_exact = false;

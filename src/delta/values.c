@@ -26,17 +26,6 @@ static df_errkind cast_fail(df_error *err, const char *text, size_t len, const d
     return DF_ERR_CAST;
 }
 
-int64_t df__delta_days_from_civil(int64_t y, unsigned m, unsigned d) {
-    /* Shift the year to start in March so the leap day is last, then count
-     * 400-year eras of 146097 days. */
-    y -= m <= 2;
-    int64_t era = (y >= 0 ? y : y - 399) / 400;
-    int64_t yoe = y - era * 400;
-    int64_t doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
-    int64_t doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    return era * 146097 + doe - 719468;
-}
-
 static bool is_leap(int64_t y) {
     return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
 }
@@ -77,7 +66,7 @@ static bool parse_date(cur *c, int64_t *days) {
     static const uint8_t mdays[12] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
     if (m < 1 || m > 12 || d < 1) return false;
     if (d > mdays[m - 1] + (m == 2 && is_leap(y))) return false;
-    *days = df__delta_days_from_civil(y, (unsigned)m, (unsigned)d);
+    *days = df_days_from_civil(y, (int)m, (int)d);
     return true;
 }
 

@@ -187,14 +187,8 @@ static df_errkind read_symbols(parse *ps, const unsigned char *sh, bool symtab, 
         const unsigned char *nul = memchr(nm, 0, (size_t)(str_size - name));
         if (!nul) { k = malformed(ps, str_off + name, "unterminated symbol name"); break; }
         if (nul == nm) continue;
-        if (e->nsyms == *cap) {
-            if (*cap >= DF_DIAG_ELF_MAX_SYMBOLS) { k = df_error_set(ps->err, DF_ERR_LIMIT_EXCEEDED, "too many ELF symbols"); break; }
-            size_t ncap = *cap ? *cap * 2 : 1024;
-            elf_sym *n = df_realloc(e->syms, ncap * sizeof *n);
-            if (!n) { k = DF_OOM(ps->err); break; }
-            e->syms = n;
-            *cap = ncap;
-        }
+        if (e->nsyms == *cap && *cap >= DF_DIAG_ELF_MAX_SYMBOLS) { k = df_error_set(ps->err, DF_ERR_LIMIT_EXCEEDED, "too many ELF symbols"); break; }
+        if ((k = DF_ARRAY_RESERVE(e->syms, *cap, e->nsyms + 1, 1024, ps->err)) != DF_OK) break;
         uint32_t at = (uint32_t)e->names.len;
         if (e->names.len > UINT32_MAX - (size_t)(nul - nm) - 1) { k = df_error_set(ps->err, DF_ERR_LIMIT_EXCEEDED, "ELF names too large"); break; }
         if ((k = df_buf_append(&e->names, nm, (size_t)(nul - nm) + 1, ps->err)) != DF_OK) break;

@@ -52,11 +52,7 @@ static struct {
 
 /* Length of `s` capped at the maximum, cut back to a UTF-8 boundary. */
 static size_t capped_len(const char *s) {
-    size_t n = strnlen(s, DF_DIAG_MAX_NAME_LEN + 1);
-    if (n <= DF_DIAG_MAX_NAME_LEN) return n;
-    n = DF_DIAG_MAX_NAME_LEN;
-    while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80) n--;
-    return n;
+    return df_utf8_cut((const uint8_t *)s, strnlen(s, DF_DIAG_MAX_NAME_LEN + 1), DF_DIAG_MAX_NAME_LEN);
 }
 
 static const char *name_at(uint32_t id) {

@@ -20,20 +20,13 @@ typedef struct cursor {
     const char *end; /* end of the current line */
 } cursor;
 
-static int hexval(char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
-
 /* Reads 1..16 hex digits. */
 static bool read_hex(cursor *c, uint64_t *out) {
     uint64_t v = 0;
     int n = 0;
-    while (c->p < c->end && hexval(*c->p) >= 0) {
+    while (c->p < c->end && df_hex_value(*c->p) >= 0) {
         if (++n > 16) return false;
-        v = (v << 4) | (uint64_t)hexval(*c->p++);
+        v = (v << 4) | (uint64_t)df_hex_value(*c->p++);
     }
     *out = v;
     return n > 0;

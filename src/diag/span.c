@@ -444,15 +444,7 @@ static uint64_t lane_acquire(df_diag_query *q, uint8_t kind) {
         }
     }
     if (!id) {
-        if (q->nlanes == q->lanes_cap) {
-            uint32_t cap = q->lanes_cap ? q->lanes_cap * 2 : 8;
-            df_diag_lane *l = df_realloc(q->lanes, cap * sizeof *l);
-            if (l) {
-                q->lanes = l;
-                q->lanes_cap = cap;
-            }
-        }
-        if (q->nlanes < q->lanes_cap) {
+        if (DF_ARRAY_RESERVE(q->lanes, q->lanes_cap, q->nlanes + 1, 8, NULL) == DF_OK) {
             id = q->nlanes + 1;
             q->lanes[q->nlanes++] = (df_diag_lane){.id = id, .kind = kind, .busy = 1};
         }

@@ -71,21 +71,10 @@ struct df__diag_symbolizer {
     uint64_t last_refresh_ns; /* monotonic time of the last maps read */
 };
 
-static df_errkind grow(void **arr, size_t *cap, size_t need, size_t elem, df_error *err) {
-    if (need <= *cap) return DF_OK;
-    size_t ncap = *cap ? *cap * 2 : 64;
-    while (ncap < need) ncap *= 2;
-    void *p = df_realloc(*arr, ncap * elem);
-    if (!p) return DF_OOM(err);
-    *arr = p;
-    *cap = ncap;
-    return DF_OK;
-}
-
 static file_entry *find_or_add_file(df__diag_symbolizer *s, const df__diag_map *m, df_error *err) {
     for (size_t i = 0; i < s->nfiles; i++)
         if (s->files[i]->inode == m->inode && strcmp(s->files[i]->path, m->path) == 0) return s->files[i];
-    if (grow((void **)&s->files, &s->files_cap, s->nfiles + 1, sizeof *s->files, err) != DF_OK) return NULL;
+    if (DF_ARRAY_RESERVE(s->files, s->files_cap, s->nfiles + 1, 64, err) != DF_OK) return NULL;
     file_entry *f = df_calloc(1, sizeof *f);
     if (!f || !(f->path = df_strdup(m->path))) {
         df_free(f);
@@ -109,7 +98,7 @@ static map_entry *find_or_add_map(df__diag_symbolizer *s, const df__diag_map *m,
             strcmp(e->mod.path, m->path) == 0 && (!file || e->file->inode == m->inode))
             return e;
     }
-    if (grow((void **)&s->maps, &s->maps_cap, s->nmaps + 1, sizeof *s->maps, err) != DF_OK) return NULL;
+    if (DF_ARRAY_RESERVE(s->maps, s->maps_cap, s->nmaps + 1, 64, err) != DF_OK) return NULL;
     map_entry *e = df_calloc(1, sizeof *e);
     if (!e) {
         DF_OOM(err);

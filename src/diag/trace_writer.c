@@ -68,114 +68,20 @@ enum {
 };
 
 /* ------------------------------------------------------------------------ */
-/* Interning tables: u64 -> iid and bytes -> iid (open addressing).          */
-
-typedef struct u64map {
-    uint64_t *keys;  /* keys */
-    uint64_t *vals;  /* iids; 0 = empty slot */
-    size_t cap, n;   /* slots (power of two), used */
-} u64map;
-
-/* The slot holding `key`, or the empty slot where it belongs (cap > 0, load < 1). */
-static size_t u64map_index(const u64map *m, uint64_t key) {
-    size_t i = (size_t)df_hash_u64(key) & (m->cap - 1);
-    while (m->vals[i] != 0 && m->keys[i] != key) i = (i + 1) & (m->cap - 1);
-    return i;
-}
-
-/* Grows at 50% load.  Returns false when out of memory. */
-static bool u64map_reserve(u64map *m) {
-    if (m->cap && (m->n + 1) * 2 <= m->cap) return true;
-    size_t cap = m->cap ? m->cap * 2 : 256;
-    u64map nm = {df_calloc(cap, sizeof(uint64_t)), df_calloc(cap, sizeof(uint64_t)), cap, 0};
-    if (!nm.keys || !nm.vals) {
-        df_free(nm.keys);
-        df_free(nm.vals);
-        return false;
-    }
-    for (size_t i = 0; i < m->cap; i++)
-        if (m->vals[i]) {
-            size_t j = u64map_index(&nm, m->keys[i]);
-            nm.keys[j] = m->keys[i];
-            nm.vals[j] = m->vals[i];
-            nm.n++;
-        }
-    df_free(m->keys);
-    df_free(m->vals);
-    *m = nm;
-    return true;
-}
-
-static uint64_t u64map_get(const u64map *m, uint64_t key) {
-    return m->cap ? m->vals[u64map_index(m, key)] : 0;
-}
-
-/* Sets key -> val (val != 0).  Returns false when out of memory. */
-static bool u64map_put(u64map *m, uint64_t key, uint64_t val) {
-    if (!u64map_reserve(m)) return false;
-    size_t i = u64map_index(m, key);
-    if (m->vals[i] == 0) m->n++;
-    m->keys[i] = key;
-    m->vals[i] = val;
-    return true;
-}
-
-static void u64map_free(u64map *m) {
-    df_free(m->keys);
-    df_free(m->vals);
-}
-
-/* bytes -> iid: keyed by hash, collisions resolved by comparing the stored bytes. */
-typedef struct bytes_entry {
-    uint64_t iid;    /* 0 = empty */
-    uint64_t hash;   /* fnv1a64 of the bytes */
-    size_t len;      /* byte count */
-    void *data;      /* owned copy */
-} bytes_entry;
-
-typedef struct bytesmap {
-    bytes_entry *slots; /* open addressing */
-    size_t cap, n;      /* slots, used */
-    uint64_t next_iid;  /* next iid to hand out (from 1) */
-} bytesmap;
-
-static bytes_entry *bytesmap_find(bytesmap *m, const void *data, size_t len, uint64_t h) {
-    for (size_t i = (size_t)h & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
-        bytes_entry *e = &m->slots[i];
-        if (e->iid == 0 || (e->hash == h && e->len == len && memcmp(e->data, data, len) == 0)) return e;
-    }
-}
+/* Interning: bytes -> iid.                                                  */
 
 /*
- * Looks `data` up; when absent adds it with a fresh iid and sets *fresh.
- * Returns the iid, or 0 when out of memory.
+ * The iid of `data` in `m`, handed out 1, 2, ... in first-seen order; sets
+ * *fresh when it is new.  Returns 0 when out of memory.
  */
-static uint64_t bytesmap_intern(bytesmap *m, const void *data, size_t len, bool *fresh) {
-    *fresh = false;
-    if (!m->cap || (m->n + 1) * 2 > m->cap) {
-        size_t cap = m->cap ? m->cap * 2 : 256;
-        bytesmap nm = {df_calloc(cap, sizeof(bytes_entry)), cap, m->n, m->next_iid};
-        if (!nm.slots) return 0;
-        for (size_t i = 0; i < m->cap; i++)
-            if (m->slots[i].iid) *bytesmap_find(&nm, m->slots[i].data, m->slots[i].len, m->slots[i].hash) = m->slots[i];
-        df_free(m->slots);
-        *m = nm;
+static uint64_t bytes_intern(df_strmap *m, const void *data, size_t len, bool *fresh) {
+    uint64_t *iid;
+    if (df_strmap_upsert(m, data, len, &iid, fresh, NULL) != DF_OK) {
+        *fresh = false;
+        return 0;
     }
-    uint64_t h = df_fnv1a64(data, len);
-    bytes_entry *e = bytesmap_find(m, data, len, h);
-    if (e->iid) return e->iid;
-    void *copy = df_malloc(len ? len : 1);
-    if (!copy) return 0;
-    memcpy(copy, data, len);
-    *e = (bytes_entry){++m->next_iid, h, len, copy};
-    m->n++;
-    *fresh = true;
-    return e->iid;
-}
-
-static void bytesmap_free(bytesmap *m) {
-    for (size_t i = 0; i < m->cap; i++) df_free(m->slots[i].data);
-    df_free(m->slots);
+    if (*fresh) *iid = m->n;
+    return *iid;
 }
 
 /*
@@ -217,22 +123,22 @@ struct df__diag_writer {
     df_errkind io_kind;      /* its kind, sticky */
     uint32_t pid;            /* this process */
     uint64_t process_uuid;   /* process track */
-    u64map tracks;           /* uuid -> 1 for emitted TrackDescriptors */
+    df_u64map tracks;        /* uuids of emitted TrackDescriptors */
     struct track_memo *memo; /* semantic track key -> uuid of emitted tracks (open addressing) */
     size_t memo_cap, memo_n; /* slots (power of two), used */
-    bytesmap event_names;    /* span names (sequence 1) */
-    bytesmap ann_names;      /* debug annotation names (sequence 1) */
+    df_strmap event_names;   /* span names (sequence 1) */
+    df_strmap ann_names;     /* debug annotation names (sequence 1) */
     bool samples_started;    /* sequence 2 has its first packet */
     df__diag_symbolizer *sym;/* symbolizer, created with the first sample */
-    u64map frames;           /* lookup address -> frame iid (sequence 2) */
+    df_u64map frames;        /* lookup address -> frame iid (sequence 2) */
     uint64_t next_frame;     /* next frame iid */
-    u64map mappings;         /* module index -> mapping iid */
+    df_u64map mappings;      /* module index -> mapping iid */
     uint64_t next_mapping;   /* next mapping iid */
-    bytesmap functions;      /* function names */
-    bytesmap paths;          /* mapping paths */
-    bytesmap sources;        /* source paths */
-    bytesmap build_ids;      /* build ids */
-    bytesmap callstacks;     /* frame iid sequences (root first) */
+    df_strmap functions;     /* function names */
+    df_strmap paths;         /* mapping paths */
+    df_strmap sources;       /* source paths */
+    df_strmap build_ids;     /* build ids */
+    df_strmap callstacks;    /* frame iid sequences (root first) */
     uint64_t *stack_buf;     /* scratch frame iids of one sample */
     size_t hold_bytes;       /* > 0: hold packets in memory up to this many bytes */
     uint64_t max_file_bytes; /* > 0: file bound */
@@ -315,10 +221,10 @@ static void intern_entry(df__diag_writer *w, uint32_t field, uint64_t iid, const
 }
 
 /* iid of a name in `map` (field = InternedData field); interns it in this packet if new. */
-static uint64_t intern_name(df__diag_writer *w, bytesmap *map, uint32_t field, const char *s) {
+static uint64_t intern_name(df__diag_writer *w, df_strmap *map, uint32_t field, const char *s) {
     bool fresh;
     size_t n = strlen(s);
-    uint64_t iid = bytesmap_intern(map, s, n, &fresh);
+    uint64_t iid = bytes_intern(map, s, n, &fresh);
     if (!iid) w->pkt.failed = true;
     else if (fresh) intern_entry(w, field, iid, s, n);
     return iid;
@@ -487,8 +393,8 @@ static uint64_t thread_uuid(const df__diag_writer *w, uint32_t tid) { return df_
 
 static df_errkind ensure_thread_track(df__diag_writer *w, uint32_t tid) {
     uint64_t uuid = thread_uuid(w, tid);
-    if (u64map_get(&w->tracks, uuid)) return DF_OK;
-    if (!u64map_put(&w->tracks, uuid, 1)) return io_fail(w, "out of memory", ENOMEM);
+    if (df_u64map_get(&w->tracks, uuid, NULL)) return DF_OK;
+    if (df_u64map_put(&w->tracks, uuid, 1, NULL)) return io_fail(w, "out of memory", ENOMEM);
     char path[64], name[64];
     snprintf(path, sizeof path, "/proc/self/task/%u/comm", tid);
     read_comm(path, name, sizeof name);
@@ -614,8 +520,8 @@ static uint64_t describe_track(df__diag_writer *w, const df_diag_track_key *k) {
     int64_t rank = 0;
     track_identity(k, name, sizeof name, &id, &rank);
     uint64_t uuid = parent ^ df_fnv1a64(name, strlen(name)) ^ id;
-    if (u64map_get(&w->tracks, uuid)) return uuid;
-    if (!u64map_put(&w->tracks, uuid, 1)) {
+    if (df_u64map_get(&w->tracks, uuid, NULL)) return uuid;
+    if (df_u64map_put(&w->tracks, uuid, 1, NULL)) {
         io_fail(w, "out of memory", ENOMEM);
         return 0;
     }
@@ -804,10 +710,10 @@ static df_errkind write_samples_start(df__diag_writer *w) {
 
 /* The iid of module m's Mapping, interning it (and its path, build id) if new. */
 static uint64_t mapping_iid(df__diag_writer *w, const df__diag_module *m) {
-    uint64_t iid = u64map_get(&w->mappings, m->index);
-    if (iid) return iid;
+    uint64_t iid;
+    if (df_u64map_get(&w->mappings, m->index, &iid)) return iid;
     iid = ++w->next_mapping;
-    if (!u64map_put(&w->mappings, m->index, iid)) {
+    if (df_u64map_put(&w->mappings, m->index, iid, NULL)) {
         w->pkt.failed = true;
         return 0;
     }
@@ -815,7 +721,7 @@ static uint64_t mapping_iid(df__diag_writer *w, const df__diag_module *m) {
     uint64_t bid = 0;
     if (m->build_id_len) {
         bool fresh;
-        bid = bytesmap_intern(&w->build_ids, m->build_id, m->build_id_len, &fresh);
+        bid = bytes_intern(&w->build_ids, m->build_id, m->build_id_len, &fresh);
         if (!bid) w->pkt.failed = true;
         else if (fresh) intern_entry(w, ID_BUILD_IDS, bid, m->build_id, m->build_id_len);
     }
@@ -832,14 +738,14 @@ static uint64_t mapping_iid(df__diag_writer *w, const df__diag_module *m) {
 
 /* The iid of the frame at lookup address `addr`, symbolizing and interning it if new. */
 static uint64_t frame_iid(df__diag_writer *w, uint64_t addr) {
-    uint64_t iid = u64map_get(&w->frames, addr);
-    if (iid) return iid;
+    uint64_t iid;
+    if (df_u64map_get(&w->frames, addr, &iid)) return iid;
     df__diag_symbol sym = {0};
     df_error e = {0};
     if (w->sym && df__diag_symbolize(w->sym, addr, &sym, &e) != DF_OK) w->pkt.failed = true;
     df_error_clear(&e);
     iid = ++w->next_frame;
-    if (!u64map_put(&w->frames, addr, iid)) {
+    if (df_u64map_put(&w->frames, addr, iid, NULL)) {
         w->pkt.failed = true;
         return 0;
     }
@@ -870,7 +776,7 @@ static uint64_t callstack_iid(df__diag_writer *w, const df__diag_sample *s) {
         w->stack_buf[n - 1 - i] = frame_iid(w, addr);
     }
     bool fresh;
-    uint64_t iid = bytesmap_intern(&w->callstacks, w->stack_buf, n * sizeof *w->stack_buf, &fresh);
+    uint64_t iid = bytes_intern(&w->callstacks, w->stack_buf, n * sizeof *w->stack_buf, &fresh);
     if (!iid) {
         w->pkt.failed = true;
         return 0;
@@ -1028,17 +934,17 @@ void df__diag_writer_destroy(df__diag_writer *w) {
     df_buf_free(&w->pkt.buf);
     df_buf_free(&w->interned.buf);
     df_error_clear(&w->io_err);
-    u64map_free(&w->tracks);
+    df_u64map_free(&w->tracks);
     df_free(w->memo);
-    u64map_free(&w->frames);
-    u64map_free(&w->mappings);
-    bytesmap_free(&w->event_names);
-    bytesmap_free(&w->ann_names);
-    bytesmap_free(&w->functions);
-    bytesmap_free(&w->paths);
-    bytesmap_free(&w->sources);
-    bytesmap_free(&w->build_ids);
-    bytesmap_free(&w->callstacks);
+    df_u64map_free(&w->frames);
+    df_u64map_free(&w->mappings);
+    df_strmap_free(&w->event_names);
+    df_strmap_free(&w->ann_names);
+    df_strmap_free(&w->functions);
+    df_strmap_free(&w->paths);
+    df_strmap_free(&w->sources);
+    df_strmap_free(&w->build_ids);
+    df_strmap_free(&w->callstacks);
     df_free(w->stack_buf);
     df_free(w->path);
     df_free(w);

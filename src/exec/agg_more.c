@@ -273,13 +273,9 @@ static df_errkind update_strings(df__aggm *m, const int32_t *g, int64_t n, const
         int32_t len;
         const uint8_t *p = df_vec_bytes(v, i, &len);
         if (m->sdlen + len > m->sdcap) {
-            int64_t ncap = m->sdcap ? m->sdcap * 2 : 4096;
-            while (ncap < m->sdlen + len) ncap *= 2;
-            uint8_t *nd = df_realloc(m->sdata, (size_t)ncap);
-            if (!nd) return DF_OOM(err);
-            DF_TRY(account(m, ncap - m->sdcap, err));
-            m->sdata = nd;
-            m->sdcap = ncap;
+            int64_t old_cap = m->sdcap;
+            DF_TRY(DF_ARRAY_RESERVE(m->sdata, m->sdcap, m->sdlen + len, 4096, err));
+            DF_TRY(account(m, m->sdcap - old_cap, err));
         }
         if (len) df__memcpy(m->sdata + m->sdlen, p, (size_t)len);
         m->poff[m->npairs] = m->sdlen;

@@ -90,20 +90,11 @@ static int32_t new_reg(compiler *c) { return c->p->nregs++; }
 
 static xstep *add_step(compiler *c, xop op, int32_t nargs) {
     df_xprog *p = c->p;
-    if (p->nsteps == p->cap) {
-        int32_t ncap = p->cap ? p->cap * 2 : 16;
-        if (ncap > 1 << 20) {
-            df_error_set(c->err, DF_ERR_LIMIT_EXCEEDED, "expression too large");
-            return NULL;
-        }
-        xstep *n = df_realloc(p->steps, (size_t)ncap * sizeof *n);
-        if (!n) {
-            DF_OOM(c->err);
-            return NULL;
-        }
-        p->steps = n;
-        p->cap = ncap;
+    if (p->nsteps >= 1 << 20) {
+        df_error_set(c->err, DF_ERR_LIMIT_EXCEEDED, "expression too large");
+        return NULL;
     }
+    if (DF_ARRAY_RESERVE(p->steps, p->cap, p->nsteps + 1, 16, c->err)) return NULL;
     xstep *s = &p->steps[p->nsteps];
     memset(s, 0, sizeof *s);
     s->args = nargs ? df_calloc((size_t)nargs, sizeof(int32_t)) : NULL;

@@ -389,13 +389,6 @@ static int b64val(uint8_t c) {
     return -1;
 }
 
-static int hexval(uint8_t c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
-
 /* 0 hex, 1 base64 (padded), 2 base64 without padding; -1 unknown. */
 static int encoding_of(const uint8_t *f, int32_t n) {
     if (n == 3 && casecmp_n((const char *)f, "hex", 3) == 0) return 0;
@@ -427,11 +420,8 @@ static df_errkind encode_k(const df_kargs *k, const df_xreg *a, int32_t na, df_x
             uint8_t *d = sb.v->data->data + sb.pos;
             int64_t w = 0;
             if (enc == 0) {
-                static const char hx[] = "0123456789abcdef";
-                for (int32_t j = 0; j < n; j++) {
-                    d[w++] = (uint8_t)hx[s[j] >> 4];
-                    d[w++] = (uint8_t)hx[s[j] & 15];
-                }
+                df_hex_encode(s, (size_t)n, (char *)d, false);
+                w = 2 * (int64_t)n;
             } else {
                 for (int32_t j = 0; j < n; j += 3) {
                     uint32_t x = (uint32_t)s[j] << 16 | (j + 1 < n ? (uint32_t)s[j + 1] << 8 : 0) | (j + 2 < n ? s[j + 2] : 0);
@@ -448,12 +438,8 @@ static df_errkind encode_k(const df_kargs *k, const df_xreg *a, int32_t na, df_x
             int64_t w = 0;
             bool bad = false;
             if (enc == 0) {
-                if (n % 2) bad = true;
-                for (int32_t j = 0; !bad && j + 1 < n; j += 2) {
-                    int hi = hexval(s[j]), lo = hexval(s[j + 1]);
-                    if (hi < 0 || lo < 0) bad = true;
-                    else d[w++] = (uint8_t)(hi * 16 + lo);
-                }
+                bad = !df_hex_decode((const char *)s, (size_t)n, d);
+                w = n / 2;
             } else {
                 uint32_t acc = 0;
                 int bits = 0;
@@ -548,9 +534,8 @@ static df_errkind md5_k(const df_kargs *k, const df_xreg *a, int32_t na, df_xreg
         const uint8_t *s = df_vec_bytes(a[0].vec, a[0].is_const ? 0 : i, &n);
         uint8_t dg[16];
         md5(s, (size_t)n, dg);
-        char hex[33];
-        static const char hx[] = "0123456789abcdef";
-        for (int j = 0; j < 16; j++) hex[2 * j] = hx[dg[j] >> 4], hex[2 * j + 1] = hx[dg[j] & 15];
+        char hex[32];
+        df_hex_encode(dg, sizeof dg, hex, false);
         e = df__sb_put(&sb, i, hex, 32);
     });
     if (e) {
@@ -586,9 +571,9 @@ static int32_t levenshtein(const uint8_t *a, int32_t an, const uint8_t *b, int32
     if (ai && bi && prev && cur) {
         int32_t na = 0, nb = 0;
         for (int32_t j = 0; j < an; j++)
-            if ((a[j] & 0xC0) != 0x80) ai[na++] = j;
+            if (!df_utf8_is_continuation(a[j])) ai[na++] = j;
         for (int32_t j = 0; j < bn; j++)
-            if ((b[j] & 0xC0) != 0x80) bi[nb++] = j;
+            if (!df_utf8_is_continuation(b[j])) bi[nb++] = j;
         ai[na] = an;
         bi[nb] = bn;
         for (int32_t j = 0; j <= nb; j++) prev[j] = j;

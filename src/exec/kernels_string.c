@@ -25,22 +25,18 @@
 /* ------------------------------------------------------------------------ */
 /* UTF-8 helpers                                                             */
 
+/* The common primitives in the int32 lengths of string values. */
+
 /* Length in bytes of the character starting with byte c (1 for invalid bytes). */
-static inline int32_t u8len(uint8_t c) {
-    if (c < 0x80) return 1;
-    if ((c & 0xE0) == 0xC0) return 2;
-    if ((c & 0xF0) == 0xE0) return 3;
-    if ((c & 0xF8) == 0xF0) return 4;
-    return 1;
-}
+static inline int32_t u8len(uint8_t c) { return (int32_t)df_utf8_lead_length(c); }
 
-static int64_t char_count(const uint8_t *s, int32_t n) {
-    int64_t c = 0;
-    for (int32_t i = 0; i < n; i++) c += (s[i] & 0xC0) != 0x80;
-    return c;
-}
+static inline int64_t char_count(const uint8_t *s, int32_t n) { return (int64_t)df_utf8_count(s, (size_t)n); }
 
-/* Byte offset of character `ci` (0-based) or n when past the end. */
+/*
+ * Byte offset of character `ci` (0-based) or n when past the end.  It steps
+ * by lead lengths (not df_utf8_prefix, which skips continuation bytes) so a
+ * stray byte in unvalidated data counts as one character.
+ */
 static int32_t char_offset(const uint8_t *s, int32_t n, int64_t ci) {
     int32_t i = 0;
     while (i < n && ci > 0) {
@@ -50,6 +46,7 @@ static int32_t char_offset(const uint8_t *s, int32_t n, int64_t ci) {
     return i > n ? n : i;
 }
 
+/* The code point of a sequence of known length, unchecked (the caller has the length from u8len). */
 static uint32_t decode(const uint8_t *s, int32_t len) {
     switch (len) {
     case 2: return ((uint32_t)(s[0] & 0x1F) << 6) | (s[1] & 0x3F);
@@ -61,28 +58,6 @@ static uint32_t decode(const uint8_t *s, int32_t len) {
     }
 }
 
-static int encode(uint32_t cp, uint8_t *d) {
-    if (cp < 0x80) {
-        d[0] = (uint8_t)cp;
-        return 1;
-    }
-    if (cp < 0x800) {
-        d[0] = (uint8_t)(0xC0 | (cp >> 6));
-        d[1] = (uint8_t)(0x80 | (cp & 0x3F));
-        return 2;
-    }
-    if (cp < 0x10000) {
-        d[0] = (uint8_t)(0xE0 | (cp >> 12));
-        d[1] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
-        d[2] = (uint8_t)(0x80 | (cp & 0x3F));
-        return 3;
-    }
-    d[0] = (uint8_t)(0xF0 | (cp >> 18));
-    d[1] = (uint8_t)(0x80 | ((cp >> 12) & 0x3F));
-    d[2] = (uint8_t)(0x80 | ((cp >> 6) & 0x3F));
-    d[3] = (uint8_t)(0x80 | (cp & 0x3F));
-    return 4;
-}
 
 /* Case mapping for two-byte scripts with same-length pairs; returns cp when unmapped. */
 static uint32_t map_case(uint32_t cp, bool upper) {
@@ -131,7 +106,7 @@ static void convert_case(const uint8_t *s, int32_t n, uint8_t *d, int mode) {
             bool up = mode == 1 || (mode == 2 && word_start);
             uint32_t m = map_case(cp, up);
             if (m >= 0x80 && m < 0x800) {
-                encode(m, d + i);
+                df_utf8_encode(m, d + i);
                 i += 2;
                 word_start = false;
                 continue;
@@ -472,8 +447,8 @@ static df_errkind row_chr(const df_kargs *k, const df_xreg *a, int64_t i, df__sb
     if (cp <= 0 || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
         return df_error_set(k->err, DF_ERR_EXECUTION, "requested character %" PRId64 " is not a valid code point", cp);
     uint8_t buf[4];
-    int l = encode((uint32_t)cp, buf);
-    return df__sb_put(sb, i, buf, l);
+    size_t l = df_utf8_encode((uint32_t)cp, buf);
+    return df__sb_put(sb, i, buf, (int64_t)l);
 }
 
 static df_errkind row_to_hex(const df_kargs *k, const df_xreg *a, int64_t i, df__sbuilder *sb) {

@@ -264,14 +264,7 @@ static inline int64_t fkey(double d) {
 }
 
 static df_errkind store_string(acc *s, int32_t gi, const uint8_t *p, int32_t len, df_error *err) {
-    if (s->sdlen + len > s->sdcap) {
-        int64_t ncap = s->sdcap ? s->sdcap * 2 : 4096;
-        while (ncap < s->sdlen + len) ncap *= 2;
-        uint8_t *nd = df_realloc(s->sdata, (size_t)ncap);
-        if (!nd) return DF_OOM(err);
-        s->sdata = nd;
-        s->sdcap = ncap;
-    }
+    DF_TRY(DF_ARRAY_RESERVE(s->sdata, s->sdcap, s->sdlen + len, 4096, err));
     df__memcpy(s->sdata + s->sdlen, p, (size_t)len);
     s->soff[gi] = s->sdlen;
     s->slen[gi] = len;

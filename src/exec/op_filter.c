@@ -93,15 +93,10 @@ static df_errkind filter_next(df_op *op, df_batch **out, df_error *err) {
             *out = b;
             return DF_OK;
         }
-        if (f->npending == f->cap_pending) {
-            int32_t ncap = f->cap_pending ? f->cap_pending * 2 : 8;
-            df_batch **np = df_realloc(f->pending, (size_t)ncap * sizeof *np);
-            if (!np) {
-                df_batch_release(b);
-                return DF_OOM(err);
-            }
-            f->pending = np;
-            f->cap_pending = ncap;
+        k = DF_ARRAY_RESERVE(f->pending, f->cap_pending, f->npending + 1, 8, err);
+        if (k) {
+            df_batch_release(b);
+            return k;
         }
         f->pending[f->npending++] = b;
         f->pending_rows += b->nrows;

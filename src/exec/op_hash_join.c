@@ -126,15 +126,10 @@ static df_errkind do_build(join_priv *jp, df_pnode *node, df_exec_ctx *ctx, df_o
             break;
         }
         sh->reserved += bytes;
-        if (nb == cap) {
-            cap = cap ? cap * 2 : 16;
-            df_batch **n2 = df_realloc(bs, (size_t)cap * sizeof *n2);
-            if (!n2) {
-                df_batch_release(b);
-                k = DF_OOM(err);
-                break;
-            }
-            bs = n2;
+        k = DF_ARRAY_RESERVE(bs, cap, nb + 1, 16, err);
+        if (k) {
+            df_batch_release(b);
+            break;
         }
         bs[nb++] = b;
     }

@@ -172,18 +172,9 @@ typedef struct sort_op {
 } sort_op;
 
 static df_errkind buf_push(sort_op *s, df_batch *b, df_error *err) {
-    if (s->nbuf == s->cap) {
-        int32_t ncap = s->cap ? s->cap * 2 : 16;
-        df_batch **nb = df_realloc(s->buf, (size_t)ncap * sizeof *nb);
-        if (!nb) {
-            df_batch_release(b);
-            return DF_OOM(err);
-        }
-        s->buf = nb;
-        s->cap = ncap;
-    }
     int64_t bytes = df__batch_bytes(b);
-    df_errkind k = df_exec_mem_reserve(s->base.ctx, bytes, err);
+    df_errkind k = DF_ARRAY_RESERVE(s->buf, s->cap, s->nbuf + 1, 16, err);
+    if (!k) k = df_exec_mem_reserve(s->base.ctx, bytes, err);
     if (k) {
         df_batch_release(b);
         return k;
@@ -486,13 +477,7 @@ static df_errkind src_index(merge_op *m, df_batch *b, int32_t *out, df_error *er
             *out = i;
             return DF_OK;
         }
-    if (m->nsrcs == m->cap_srcs) {
-        int32_t ncap = m->cap_srcs ? m->cap_srcs * 2 : 8;
-        df_batch **ns = df_realloc(m->srcs, (size_t)ncap * sizeof *ns);
-        if (!ns) return DF_OOM(err);
-        m->srcs = ns;
-        m->cap_srcs = ncap;
-    }
+    DF_TRY(DF_ARRAY_RESERVE(m->srcs, m->cap_srcs, m->nsrcs + 1, 8, err));
     m->srcs[m->nsrcs] = df_batch_retain(b);
     *out = m->nsrcs++;
     return DF_OK;

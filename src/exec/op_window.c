@@ -672,16 +672,9 @@ static df_errkind consume(win_op *o, df_error *err) {
         if (!b) break;
         int64_t bytes = df__batch_bytes(b);
         df_errkind k = df_exec_mem_reserve(o->base.ctx, bytes, err);
-        if (!k && o->nbuf == o->cap) {
-            int32_t nc = o->cap ? o->cap * 2 : 16;
-            df_batch **nb = df_realloc(o->buf, (size_t)nc * sizeof *nb);
-            if (!nb) {
-                df_exec_mem_release(o->base.ctx, bytes);
-                k = DF_OOM(err);
-            } else {
-                o->buf = nb;
-                o->cap = nc;
-            }
+        if (!k) {
+            k = DF_ARRAY_RESERVE(o->buf, o->cap, o->nbuf + 1, 16, err);
+            if (k) df_exec_mem_release(o->base.ctx, bytes);
         }
         if (k) {
             df_batch_release(b);

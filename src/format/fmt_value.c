@@ -38,13 +38,8 @@ static const df_tz *zone_for(df_fmt_ctx *ctx, const char *name) {
 }
 
 static df_errkind write_hex(df_buf *out, const uint8_t *p, int64_t n, df_error *err) {
-    static const char hex[] = "0123456789abcdef";
     DF_TRY(df_buf_reserve(out, (size_t)n * 2, err));
-    char *dst = out->data + out->len;
-    for (int64_t i = 0; i < n; i++) {
-        dst[2 * i] = hex[p[i] >> 4];
-        dst[2 * i + 1] = hex[p[i] & 15];
-    }
+    df_hex_encode(p, (size_t)n, out->data + out->len, false);
     out->len += (size_t)n * 2;
     out->data[out->len] = '\0';
     return DF_OK;

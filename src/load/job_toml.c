@@ -133,14 +133,9 @@ static bool is_bare(char c) {
 }
 
 static df_errkind put_utf8(df_buf *b, uint32_t cp, parser *ps) {
-    char u[4];
-    size_t n;
-    if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return perr(ps, "invalid Unicode escape");
-    if (cp < 0x80) { u[0] = (char)cp; n = 1; }
-    else if (cp < 0x800) { u[0] = (char)(0xC0 | (cp >> 6)); u[1] = (char)(0x80 | (cp & 0x3F)); n = 2; }
-    else if (cp < 0x10000) { u[0] = (char)(0xE0 | (cp >> 12)); u[1] = (char)(0x80 | ((cp >> 6) & 0x3F)); u[2] = (char)(0x80 | (cp & 0x3F)); n = 3; }
-    else { u[0] = (char)(0xF0 | (cp >> 18)); u[1] = (char)(0x80 | ((cp >> 12) & 0x3F)); u[2] = (char)(0x80 | ((cp >> 6) & 0x3F)); u[3] = (char)(0x80 | (cp & 0x3F)); n = 4; }
-    return df_buf_append(b, u, n, ps->err);
+    if (!df_unicode_is_scalar(cp)) return perr(ps, "invalid Unicode escape");
+    uint8_t u[4];
+    return df_buf_append(b, u, df_utf8_encode(cp, u), ps->err);
 }
 
 /* A basic string escape after the backslash. */
@@ -163,7 +158,7 @@ static df_errkind escape(parser *ps, df_buf *b) {
         uint32_t cp = 0;
         for (int i = 0; i < digits; i++) {
             char h = *ps->p++;
-            int v = h >= '0' && h <= '9' ? h - '0' : h >= 'a' && h <= 'f' ? h - 'a' + 10 : h >= 'A' && h <= 'F' ? h - 'A' + 10 : -1;
+            int v = df_hex_value(h);
             if (v < 0) return perr(ps, "invalid Unicode escape");
             cp = cp * 16 + (uint32_t)v;
         }

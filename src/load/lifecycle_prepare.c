@@ -130,16 +130,25 @@ df_errkind df__wrun_connect_step(df_wrun *r, df_error *err) {
     df_errkind k = df_mssql_connect_string(r->conn_str, &r->conn, err);
     df__stage_end(sp, k);
     if (k == DF_OK) return DF_OK;
+    /*
+     * The message names the failed step once.  The client already names it
+     * for the failures it gives a step subkind (TCP connect; dropped or
+     * silent during setup); any other DF_ERR_MSSQL_CONNECT (the instance is
+     * not hosted) is reported as a TCP failure, everything else (TLS, login,
+     * protocol) as client setup.
+     */
     char cause[DF_ERROR_MESSAGE_SIZE];
     df__session_escape_into(cause, sizeof cause, err ? err->message : "");
+    df_errkind step = err ? err->subkind : DF_OK;
     if (k == DF_ERR_MSSQL_CONNECTION_STRING)
         df_error_set(err, k, "SQL Server connection string is invalid");
-    else if (!strncmp(cause, "TCP connection", 14))
+    else if (k == DF_ERR_MSSQL_CONNECT && (step == DF_ERR_MSSQL_TCP_CONNECT || step == DF_ERR_MSSQL_CLIENT_SETUP))
         df_error_set(err, k, "%s", cause);
-    else if (k == DF_ERR_MSSQL_CONNECT && strncmp(cause, "SQL Server client setup failed", 30) != 0)
+    else if (k == DF_ERR_MSSQL_CONNECT)
         df_error_set(err, k, "TCP connection to SQL Server failed: %s", cause);
-    else if (strncmp(cause, "SQL Server client setup failed", 30) != 0)
+    else
         df_error_set(err, k, "SQL Server client setup failed: %s", cause);
+    df_error_set_subkind(err, step);
     return df__stage_run_fail(&r->stages, WSTEP_CONNECT, k, err);
 }
 
@@ -373,7 +382,8 @@ df_errkind df__wrun_init_step(df_wrun *r, df_error *err) {
     if (k == DF_OK && bo.tablock && n > 1) {
         df_mssql_bulk *b0 = r->bulk;
         r->bulk = NULL; /* the pool owns it now */
-        k = df__wpool_start(r->conn, b0, r->conn_str, DF_MIN(n, 16), table, r->bulk_cols, r->plan.ncols, &bo,
+        k = df__wpool_start(r->conn, b0, r->conn_str, DF_MIN(n, DF_MAX_PARALLEL_CONNECTIONS), table,
+                            r->bulk_cols, r->plan.ncols, &bo,
                             &r->pool, err);
     }
     df__stage_end(sp, k);

@@ -48,9 +48,9 @@ df_errkind df__wrun_finalize_step(df_wrun *r, df_error *err) {
         k = df__wpool_finish(p, &server_rows, err);
         if (k == DF_ERR_VALUE_CONVERSION) {
             /* A worker rejected a value: report it as the batch write it was. */
+            const char *code = df__wrun_conversion_code(err);
             char msg[DF_ERROR_MESSAGE_SIZE];
             df__session_escape_into(msg, sizeof msg, err ? err->message : "");
-            const char *code = df__wrun_conversion_code(msg);
             snprintf(r->diagnostics_code, sizeof r->diagnostics_code, "%s", code);
             df_error_set(err, DF_ERR_MSSQL_WRITE_PHASE, "arrow-sql-server write_batch failed: %s (%s)", msg, code);
             df__stage_end(sp, k);

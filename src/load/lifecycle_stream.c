@@ -82,21 +82,24 @@ static void observe_batch(df_wrun *r, const df_batch *b) {
     }
 }
 
-/* A short diagnostics code for a value conversion message of the bulk writer. */
-const char *df__wrun_conversion_code(const char *msg) {
-    static const struct {
-        const char *needle, *code;
-    } map[] = {
-        {"too long", "value_too_long"},         {"NOT NULL", "null_in_non_nullable_column"},
-        {"non-ASCII", "value_too_long"},        {"NaN", "non_finite_float"},
-        {"finite", "non_finite_float"},         {"decimal", "decimal_out_of_range"},
-        {"100 ns", "lossy_conversion_requires_policy"}, {"timestamp out of range", "timestamp_out_of_range"},
-        {"date out of range", "timestamp_out_of_range"}, {"out of range", "integer_out_of_range"},
-        {"time zone", "timezone_unsupported"},  {"time of day", "lossy_conversion_requires_policy"},
-    };
-    for (size_t i = 0; i < DF_ARRAY_LEN(map); i++)
-        if (strstr(msg, map[i].needle)) return map[i].code;
-    return "value_conversion_unsupported";
+/*
+ * The diagnostics code of a value conversion failure of the bulk writer: the
+ * name of the subkind it carries (bulk.c sets one of these for every
+ * value), never anything read from its message.
+ */
+const char *df__wrun_conversion_code(const df_error *err) {
+    switch (err ? err->subkind : DF_OK) {
+    case DF_ERR_VALUE_TOO_LONG:
+    case DF_ERR_NULL_IN_NON_NULLABLE_COLUMN:
+    case DF_ERR_NON_FINITE_FLOAT:
+    case DF_ERR_DECIMAL_OUT_OF_RANGE:
+    case DF_ERR_INTEGER_OUT_OF_RANGE:
+    case DF_ERR_TIMESTAMP_OUT_OF_RANGE:
+    case DF_ERR_LOSSY_CONVERSION:
+        return df_errkind_name(err->subkind);
+    default:
+        return df_errkind_name(DF_ERR_VALUE_CONVERSION_UNSUPPORTED);
+    }
 }
 
 static df_errkind write_one(df_wrun *r, df_batch *b, df_error *err) {
@@ -118,9 +121,9 @@ static df_errkind write_one(df_wrun *r, df_batch *b, df_error *err) {
     df__stage_end(sp, k);
     if (k != DF_OK) {
         if (k == DF_ERR_VALUE_CONVERSION && err) {
+            const char *code = df__wrun_conversion_code(err);
             char msg[DF_ERROR_MESSAGE_SIZE];
             df__session_escape_into(msg, sizeof msg, err->message);
-            const char *code = df__wrun_conversion_code(msg);
             snprintf(r->diagnostics_code, sizeof r->diagnostics_code, "%s", code);
             df_error_set(err, DF_ERR_MSSQL_WRITE_PHASE, "arrow-sql-server write_batch failed: %s (%s)", msg, code);
         }

@@ -125,8 +125,12 @@ static df_errkind parse_options(const df_value *v, wa_opts *o, df_error *err) {
                 return cfg_error(err, DF_ERR_INVALID_OPTION_VALUE, "`cache_memory_budget_bytes` must be a non-negative integer");
             o->budget = val->i;
         } else if (!strcmp(key->s, "parallel_connections")) {
-            if (val->kind != DF_VALUE_INT || val->i < 1 || val->i > 16)
-                return cfg_error(err, DF_ERR_INVALID_OPTION_VALUE, "`parallel_connections` must be an integer in 1..=16");
+            if (val->kind != DF_VALUE_INT || val->i < 1 || val->i > DF_MAX_PARALLEL_CONNECTIONS) {
+                char msg[80];
+                snprintf(msg, sizeof msg, "`parallel_connections` must be an integer in 1..=%d",
+                         DF_MAX_PARALLEL_CONNECTIONS);
+                return cfg_error(err, DF_ERR_INVALID_OPTION_VALUE, msg);
+            }
             o->parallel = (int32_t)val->i;
         } else if (!strcmp(key->s, "cache_spill_directory")) {
             if (val->kind != DF_VALUE_STRING || !val->s[0])

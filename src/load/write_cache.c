@@ -300,13 +300,7 @@ static df_errkind as_cache_schema(const df_wcache *c, df_batch *b, df_batch **ou
 }
 
 df_errkind df__wcache_add(df_wcache *c, df_batch *b, df_error *err) {
-    if (c->nunits == c->cap) {
-        int64_t cap = c->cap ? c->cap * 2 : 64;
-        cache_unit *p = df_realloc(c->units, sizeof *p * (size_t)cap);
-        if (!p) return DF_OOM(err);
-        c->units = p;
-        c->cap = cap;
-    }
+    DF_TRY(DF_ARRAY_RESERVE(c->units, c->cap, c->nunits + 1, 64, err));
     cache_unit *u = &c->units[c->nunits];
     memset(u, 0, sizeof *u);
     u->rows = b->nrows;

@@ -189,6 +189,7 @@ df_errkind df__wpool_push(df_wpool *p, df_batch *b, df_error *err) {
             df_error_set(err, p->error.kind, "%s", p->error.message);
             df_error_set_code(err, p->error.code);
             df_error_set_offset(err, p->error.offset);
+            df_error_set_subkind(err, p->error.subkind); /* what the writer classifies by */
         }
         df_errkind k = p->error.kind;
         pthread_mutex_unlock(&p->mu);
@@ -239,6 +240,7 @@ df_errkind df__wpool_finish(df_wpool *p, int64_t *rows, df_error *err) {
     if (p->failed) {
         df_error_set(err, p->error.kind, "%s", p->error.message);
         df_error_set_code(err, p->error.code);
+        df_error_set_subkind(err, p->error.subkind);
         k = p->error.kind;
     }
     for (int i = 0; k == DF_OK && i < p->nworkers; i++) *rows += p->w[i].server_rows;

@@ -52,12 +52,7 @@ df_errkind df__write_nliteral(df_buf *out, const char *text, df_error *err) {
 }
 
 /* Characters (code points) of a UTF-8 string. */
-static size_t char_count(const char *s) {
-    size_t n = 0;
-    for (const unsigned char *p = (const unsigned char *)s; *p; p++)
-        if ((*p & 0xC0) != 0x80) n++;
-    return n;
-}
+static size_t char_count(const char *s) { return df_utf8_count((const uint8_t *)s, strlen(s)); }
 
 static bool has_control(const char *s) {
     for (const unsigned char *p = (const unsigned char *)s; *p; p++)

@@ -134,13 +134,7 @@ static df_entry *find_entry(df_session *s, const char *name) {
 static df_errkind add_unique(df_entry ***out, int32_t *n, int32_t *cap, df_entry *e, df_error *err) {
     for (int32_t i = 0; i < *n; i++)
         if ((*out)[i] == e) return DF_OK;
-    if (*n == *cap) {
-        int32_t c = *cap ? *cap * 2 : 8;
-        df_entry **p = df_realloc(*out, sizeof *p * (size_t)c);
-        if (!p) return DF_OOM(err);
-        *out = p;
-        *cap = c;
-    }
+    DF_TRY(DF_ARRAY_RESERVE(*out, *cap, *n + 1, 8, err));
     (*out)[(*n)++] = e;
     return DF_OK;
 }

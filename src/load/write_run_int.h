@@ -85,7 +85,7 @@ df_errkind df__wrun_quote2(const char *schema, const char *table, char **out, df
 
 /* lifecycle_stream.c: planning, the query stream, streaming */
 df_errkind df__wrun_stream_loop(df_wrun *r, bool drain_only, df_error *err);
-const char *df__wrun_conversion_code(const char *msg);
+const char *df__wrun_conversion_code(const df_error *err);
 df_errkind df__wrun_stream_steps(df_wrun *r, df_error *err);
 df_errkind df__wrun_plan_steps(df_wrun *r, df_error *err);
 

@@ -68,10 +68,21 @@ struct df_mssql_bulk {
 /* ------------------------------------------------------------------------ */
 /* Errors                                                                    */
 
-static df_errkind conv_err(df_error *err, const df_mssql_bulk *b, int32_t col, int64_t row, const char *why) {
+/*
+ * A value that cannot be converted.  `subkind` (a value conversion kind of
+ * df_errkinds.def) is what callers classify by, e.g. the write diagnostics
+ * code; `why` is only the message.  The subkinds keep the codes values have
+ * always been reported with, loose fits included: a real overflow, a time
+ * of day or a 100 ns count that does not fit is integer_out_of_range,
+ * non-ASCII varchar text value_too_long, the datetime and smalldatetime
+ * ranges value_conversion_unsupported.
+ */
+static df_errkind conv_err(df_error *err, const df_mssql_bulk *b, int32_t col, int64_t row, df_errkind subkind,
+                           const char *why) {
     df_error_set(err, DF_ERR_VALUE_CONVERSION, "column %s row %lld: %s", b->cols[col].name, (long long)row, why);
     df_error_set_phase(err, "write_batch");
     df_error_set_offset(err, row);
+    df_error_set_subkind(err, subkind);
     return DF_ERR_VALUE_CONVERSION;
 }
 
@@ -83,6 +94,7 @@ static df_errkind type_err(df_error *err, const df_mssql_bulk *b, int32_t col, c
                  b->cols[col].name, t.data ? t.data : "?");
     df_buf_free(&t);
     df_error_set_phase(err, "write_batch");
+    df_error_set_subkind(err, DF_ERR_VALUE_CONVERSION_UNSUPPORTED);
     return DF_ERR_VALUE_CONVERSION;
 }
 
@@ -143,10 +155,10 @@ static inline int64_t floor_mod(int64_t a, int64_t b) { return a - floor_div(a, 
 
 /*
  * Converts time-unit values to 100 ns ticks with the nanosecond policy.
- * Returns the first failing row or -1; *why says what failed.
+ * Returns the first failing row or -1; *subkind and *why say what failed.
  */
 static int64_t to_ticks100(const df_vec *v, df_time_unit unit, int64_t n, df_mssql_nanos_policy pol, int64_t *dst,
-                           const char **why) {
+                           df_errkind *subkind, const char **why) {
     bool is32 = v->type->id == DF_TYPE_TIME32 || v->type->id == DF_TYPE_DATE32;
     const int32_t *s32 = is32 ? DF_VEC_VALUES(v, const int32_t) : NULL;
     const int64_t *s64 = is32 ? NULL : DF_VEC_VALUES(v, const int64_t);
@@ -154,13 +166,21 @@ static int64_t to_ticks100(const df_vec *v, df_time_unit unit, int64_t n, df_mss
     for (int64_t i = 0; i < n; i++) {
         int64_t x = is32 ? s32[i] : s64[i];
         if (mult) {
-            if (__builtin_mul_overflow(x, mult, &dst[i]) && df_vec_is_valid(v, i)) { *why = "value out of range"; return i; }
+            if (__builtin_mul_overflow(x, mult, &dst[i]) && df_vec_is_valid(v, i)) {
+                *subkind = DF_ERR_INTEGER_OUT_OF_RANGE;
+                *why = "value out of range";
+                return i;
+            }
             continue;
         }
         int64_t q = floor_div(x, 100), r = floor_mod(x, 100);
         if (r != 0) {
             if (pol == DF_MSSQL_NANOS_REJECT) {
-                if (df_vec_is_valid(v, i)) { *why = "nanoseconds below 100 ns would be lost (nanosecond policy reject)"; return i; }
+                if (df_vec_is_valid(v, i)) {
+                    *subkind = DF_ERR_LOSSY_CONVERSION;
+                    *why = "nanoseconds below 100 ns would be lost (nanosecond policy reject)";
+                    return i;
+                }
             } else if (pol == DF_MSSQL_NANOS_ROUND && r >= 50) {
                 q++;
             }
@@ -252,7 +272,7 @@ static df_errkind size_varlen(df_mssql_bulk *b, int32_t j, const df_vec *v, int6
     for (int64_t i = 0; i < n; i++) {
         bool valid = df_vec_is_valid(v, i);
         if (!valid) {
-            if (!col->nullable) return conv_err(err, b, j, b->rows + i, "NULL in a NOT NULL column");
+            if (!col->nullable) return conv_err(err, b, j, b->rows + i, DF_ERR_NULL_IN_NON_NULLABLE_COLUMN, "NULL in a NOT NULL column");
             lens[i] = UINT32_MAX;
             b->cursor[i] += plp ? 8 : 2;
             continue;
@@ -263,15 +283,15 @@ static df_errkind size_varlen(df_mssql_bulk *b, int32_t j, const df_vec *v, int6
         uint64_t units = (uint64_t)len, bytes = (uint64_t)len;
         if (national) {
             size_t u = df__tds_utf16_len(s, (size_t)len);
-            if (u == SIZE_MAX) return conv_err(err, b, j, b->rows + i, "invalid UTF-8");
+            if (u == SIZE_MAX) return conv_err(err, b, j, b->rows + i, DF_ERR_VALUE_CONVERSION_UNSUPPORTED, "invalid UTF-8");
             units = u;
             bytes = 2 * (uint64_t)u;
         } else if (ascii_only) {
             for (int32_t k = 0; k < len; k++)
-                if (s[k] & 0x80) return conv_err(err, b, j, b->rows + i, "non-ASCII text in a varchar column without a UTF-8 collation");
+                if (s[k] & 0x80) return conv_err(err, b, j, b->rows + i, DF_ERR_VALUE_TOO_LONG, "non-ASCII text in a varchar column without a UTF-8 collation");
         }
-        if (units > limit) return conv_err(err, b, j, b->rows + i, "value too long for the column");
-        if (bytes > 0x7FFFFFF0u) return conv_err(err, b, j, b->rows + i, "value larger than 2 GiB");
+        if (units > limit) return conv_err(err, b, j, b->rows + i, DF_ERR_VALUE_TOO_LONG, "value too long for the column");
+        if (bytes > 0x7FFFFFF0u) return conv_err(err, b, j, b->rows + i, DF_ERR_VALUE_CONVERSION_UNSUPPORTED, "value larger than 2 GiB");
         lens[i] = (uint32_t)bytes;
         b->cursor[i] += plp ? 8 + (bytes ? 4 + bytes : 0) + 4 : 2 + bytes;
     }
@@ -301,7 +321,7 @@ static df_errkind size_column(df_mssql_bulk *b, int32_t j, const df_vec *v, int6
     if (is_char_target(col->type) || is_bin_target(col->type)) return size_varlen(b, j, v, n, err);
     if (!col->nullable) {
         for (int64_t i = 0; i < n; i++)
-            if (!df_vec_is_valid(v, i)) return conv_err(err, b, j, b->rows + i, "NULL in a NOT NULL column");
+            if (!df_vec_is_valid(v, i)) return conv_err(err, b, j, b->rows + i, DF_ERR_NULL_IN_NON_NULLABLE_COLUMN, "NULL in a NOT NULL column");
     }
     uint64_t extra = fixed_size(b, j) - 1;
     const uint8_t *bits = v->validity->data;
@@ -398,7 +418,7 @@ static df_errkind write_ints(df_mssql_bulk *b, int32_t j, const df_vec *v, int64
         t = DF_VEC_VALUES(v, const int64_t);
     } else {
         int64_t bad = load_ints(v, n, b->tmp);
-        if (bad >= 0) return conv_err(err, b, j, b->rows + bad, "integer out of range");
+        if (bad >= 0) return conv_err(err, b, j, b->rows + bad, DF_ERR_INTEGER_OUT_OF_RANGE, "integer out of range");
     }
     unsigned w = b->ti[j].max_len;
     int64_t lo = w == 1 ? 0 : w == 2 ? INT16_MIN : w == 4 ? INT32_MIN : INT64_MIN;
@@ -410,7 +430,7 @@ static df_errkind write_ints(df_mssql_bulk *b, int32_t j, const df_vec *v, int64
     if (slo < lo || shi > hi) {
         for (int64_t i = 0; i < n; i++)
             if ((t[i] < lo || t[i] > hi) && df_vec_is_valid(v, i))
-                return conv_err(err, b, j, b->rows + i, "integer out of range for the column");
+                return conv_err(err, b, j, b->rows + i, DF_ERR_INTEGER_OUT_OF_RANGE, "integer out of range for the column");
     }
     uint64_t *cur = b->cursor;
     switch (w) {
@@ -452,7 +472,9 @@ static df_errkind write_floats(df_mssql_bulk *b, int32_t j, const df_vec *v, int
     for (int64_t i = 0; i < n; i++) {
         bool bad = !isfinite(src[i]) || (real && !isfinite((float)src[i]));
         if (bad && df_vec_is_valid(v, i))
-            return conv_err(err, b, j, b->rows + i, isfinite(src[i]) ? "float out of range for real" : "NaN or infinite float");
+            return isfinite(src[i])
+                       ? conv_err(err, b, j, b->rows + i, DF_ERR_INTEGER_OUT_OF_RANGE, "float out of range for real")
+                       : conv_err(err, b, j, b->rows + i, DF_ERR_NON_FINITE_FLOAT, "NaN or infinite float");
     }
     uint64_t *cur = b->cursor;
     bool nulls = b->nulls[j];
@@ -511,17 +533,17 @@ static df_errkind write_decimals(df_mssql_bulk *b, int32_t j, const df_vec *v, i
         if (!df_vec_is_valid(v, i)) { o[0] = 0; b->cursor[i] += 1; continue; }
         df_i128 x;
         if (dec_src) {
-            if (!load_dec(v, i, &x)) return conv_err(err, b, j, b->rows + i, "decimal out of range for the column");
+            if (!load_dec(v, i, &x)) return conv_err(err, b, j, b->rows + i, DF_ERR_DECIMAL_OUT_OF_RANGE, "decimal out of range for the column");
         } else {
             x = b->tmp[i];
         }
         if (down != 1) {
-            if (x % down != 0) return conv_err(err, b, j, b->rows + i, "decimal has more fractional digits than the column scale");
+            if (x % down != 0) return conv_err(err, b, j, b->rows + i, DF_ERR_DECIMAL_OUT_OF_RANGE, "decimal has more fractional digits than the column scale");
             x /= down;
         }
-        if (up != 1 && __builtin_mul_overflow(x, up, &x)) return conv_err(err, b, j, b->rows + i, "decimal out of range for the column");
+        if (up != 1 && __builtin_mul_overflow(x, up, &x)) return conv_err(err, b, j, b->rows + i, DF_ERR_DECIMAL_OUT_OF_RANGE, "decimal out of range for the column");
         if (x >= limit || x < -limit || (money && x == -limit && 0))
-            return conv_err(err, b, j, b->rows + i, "decimal out of range for the column");
+            return conv_err(err, b, j, b->rows + i, DF_ERR_DECIMAL_OUT_OF_RANGE, "decimal out of range for the column");
         if (money) {
             if (ti->max_len == 4) {
                 o[0] = 4;
@@ -561,6 +583,7 @@ static inline void put_uint(uint8_t *o, uint64_t v, unsigned n) {
  * days for date32) in b->tmp first, then each target rounds and splits.
  */
 static df_errkind temporal_ticks(df_mssql_bulk *b, int32_t j, const df_vec *v, int64_t n, bool *days_only, df_error *err) {
+    df_errkind subkind = DF_ERR_INTEGER_OUT_OF_RANGE;
     const char *why = "value out of range";
     int64_t bad = -1;
     df_type_id id = v->type->id;
@@ -570,13 +593,13 @@ static df_errkind temporal_ticks(df_mssql_bulk *b, int32_t j, const df_vec *v, i
         for (int64_t i = 0; i < n; i++) b->tmp[i] = s[i];
         *days_only = true;
     } else if (id == DF_TYPE_DATE64) {
-        bad = to_ticks100(v, DF_UNIT_MILLI, n, b->nanos, b->tmp, &why);
+        bad = to_ticks100(v, DF_UNIT_MILLI, n, b->nanos, b->tmp, &subkind, &why);
     } else if (id == DF_TYPE_TIMESTAMP || id == DF_TYPE_TIME32 || id == DF_TYPE_TIME64) {
-        bad = to_ticks100(v, v->type->unit, n, b->nanos, b->tmp, &why);
+        bad = to_ticks100(v, v->type->unit, n, b->nanos, b->tmp, &subkind, &why);
     } else {
         return type_err(err, b, j, v->type);
     }
-    if (bad >= 0) return conv_err(err, b, j, b->rows + bad, why);
+    if (bad >= 0) return conv_err(err, b, j, b->rows + bad, subkind, why);
     return DF_OK;
 }
 
@@ -607,9 +630,9 @@ static df_errkind write_temporal(df_mssql_bulk *b, int32_t j, const df_vec *v, i
         switch (col->type) {
         case DF_MSSQL_DATE: {
             int64_t days = days_only ? t : floor_div(t, TICKS_PER_DAY);
-            if (!days_only && floor_mod(t, TICKS_PER_DAY) != 0) return conv_err(err, b, j, b->rows + i, "value has a time of day but the column is date");
+            if (!days_only && floor_mod(t, TICKS_PER_DAY) != 0) return conv_err(err, b, j, b->rows + i, DF_ERR_LOSSY_CONVERSION, "value has a time of day but the column is date");
             days += TDS_DAYS_0001_TO_1970;
-            if (days < 0 || days > MAX_DAYS) return conv_err(err, b, j, b->rows + i, "date out of range");
+            if (days < 0 || days > MAX_DAYS) return conv_err(err, b, j, b->rows + i, DF_ERR_TIMESTAMP_OUT_OF_RANGE, "date out of range");
             o[0] = 3;
             put_uint(o + 1, (uint64_t)days, 3);
             b->cursor[i] += 4;
@@ -617,7 +640,7 @@ static df_errkind write_temporal(df_mssql_bulk *b, int32_t j, const df_vec *v, i
         }
         case DF_MSSQL_TIME: {
             int64_t s = round_scale(t, scale);
-            if (s < 0 || s >= per_day_scaled) return conv_err(err, b, j, b->rows + i, "time of day out of range");
+            if (s < 0 || s >= per_day_scaled) return conv_err(err, b, j, b->rows + i, DF_ERR_INTEGER_OUT_OF_RANGE, "time of day out of range");
             o[0] = (uint8_t)tl;
             put_uint(o + 1, (uint64_t)s, tl);
             b->cursor[i] += 1 + tl;
@@ -628,7 +651,7 @@ static df_errkind write_temporal(df_mssql_bulk *b, int32_t j, const df_vec *v, i
             int64_t days = days_only ? t : floor_div(s, per_day_scaled);
             int64_t tod = days_only ? 0 : floor_mod(s, per_day_scaled);
             days += TDS_DAYS_0001_TO_1970;
-            if (days < 0 || days > MAX_DAYS) return conv_err(err, b, j, b->rows + i, "timestamp out of range");
+            if (days < 0 || days > MAX_DAYS) return conv_err(err, b, j, b->rows + i, DF_ERR_TIMESTAMP_OUT_OF_RANGE, "timestamp out of range");
             bool dto = col->type == DF_MSSQL_DATETIMEOFFSET;
             o[0] = (uint8_t)(tl + 3 + (dto ? 2 : 0));
             put_uint(o + 1, (uint64_t)tod, tl);
@@ -644,7 +667,7 @@ static df_errkind write_temporal(df_mssql_bulk *b, int32_t j, const df_vec *v, i
             int64_t frag = (msd * 300 + 500) / 1000;
             if (frag >= 300LL * 86400) { frag -= 300LL * 86400; days++; }
             days += TDS_DAYS_0001_TO_1970 - TDS_DAYS_0001_TO_1900;
-            if (days < -53690 || days > 2958463) return conv_err(err, b, j, b->rows + i, "value out of the datetime range (1753-01-01 to 9999-12-31)");
+            if (days < -53690 || days > 2958463) return conv_err(err, b, j, b->rows + i, DF_ERR_VALUE_CONVERSION_UNSUPPORTED, "value out of the datetime range (1753-01-01 to 9999-12-31)");
             o[0] = 8; /* the length byte, overwritten by the value for the fixed type */
             df_store_le32(o + h, (uint32_t)(int32_t)days);
             df_store_le32(o + h + 4, (uint32_t)frag);
@@ -655,7 +678,7 @@ static df_errkind write_temporal(df_mssql_bulk *b, int32_t j, const df_vec *v, i
             int64_t mins = days_only ? t * 1440 : floor_div(t + 300000000LL, 600000000LL);
             int64_t days = floor_div(mins, 1440), m = floor_mod(mins, 1440);
             days += TDS_DAYS_0001_TO_1970 - TDS_DAYS_0001_TO_1900;
-            if (days < 0 || days > 65535) return conv_err(err, b, j, b->rows + i, "value out of the smalldatetime range");
+            if (days < 0 || days > 65535) return conv_err(err, b, j, b->rows + i, DF_ERR_VALUE_CONVERSION_UNSUPPORTED, "value out of the smalldatetime range");
             o[0] = 4;
             df_store_le16(o + h, (uint16_t)days);
             df_store_le16(o + h + 2, (uint16_t)m);
@@ -681,7 +704,7 @@ static df_errkind write_guids(df_mssql_bulk *b, int32_t j, const df_vec *v, int6
             int32_t len;
             const uint8_t *s = df_vec_bytes(v, i, &len);
             if (!df__tds_parse_guid((const char *)s, (size_t)len, o + 1))
-                return conv_err(err, b, j, b->rows + i, "text is not a GUID");
+                return conv_err(err, b, j, b->rows + i, DF_ERR_VALUE_CONVERSION_UNSUPPORTED, "text is not a GUID");
         } else {
             const uint8_t *s = v->values->data + (size_t)(v->offset + i) * 16;
             for (int k = 0; k < 16; k++) o[1 + order[k]] = s[k];

@@ -33,15 +33,24 @@ const uint8_t df__mssql_default_collation[5] = {0x09, 0x04, 0xD0, 0x00, 0x34};
 /* ------------------------------------------------------------------------ */
 /* TCP                                                                       */
 
+/* A failure to open the TCP connection: the message names the step, subkind DF_ERR_MSSQL_TCP_CONNECT says so. */
+static df_errkind tcp_failed(df_error *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static df_errkind tcp_failed(df_error *err, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    df_error_setv(err, DF_ERR_MSSQL_CONNECT, fmt, ap);
+    va_end(ap);
+    df_error_set_subkind(err, DF_ERR_MSSQL_TCP_CONNECT);
+    return DF_ERR_MSSQL_CONNECT;
+}
+
 static df_errkind tcp_connect(const char *host, uint16_t port, uint32_t timeout_ms, int *out, df_error *err) {
     *out = -1;
     char portstr[8];
     snprintf(portstr, sizeof portstr, "%u", port);
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res = NULL;
     int gai = getaddrinfo(host, portstr, &hints, &res);
-    if (gai != 0)
-        return df_error_set(err, DF_ERR_MSSQL_CONNECT, "TCP connection to SQL Server failed: cannot resolve host (%s)",
-                            gai_strerror(gai));
+    if (gai != 0) return tcp_failed(err, "TCP connection to SQL Server failed: cannot resolve host (%s)", gai_strerror(gai));
     int last = ECONNREFUSED;
     for (struct addrinfo *a = res; a; a = a->ai_next) {
         int fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, a->ai_protocol);
@@ -67,7 +76,7 @@ static df_errkind tcp_connect(const char *host, uint16_t port, uint32_t timeout_
         close(fd);
     }
     freeaddrinfo(res);
-    return df_error_set(err, DF_ERR_MSSQL_CONNECT, "TCP connection to SQL Server failed: %s", strerror(last));
+    return tcp_failed(err, "TCP connection to SQL Server failed: %s", strerror(last));
 }
 
 /* ------------------------------------------------------------------------ */
@@ -398,10 +407,11 @@ df_errkind df_mssql_connect(const df_mssql_conninfo *ci, df_mssql_conn **out, df
         k = connect_steps(c, err);
     }
     if (k == DF_ERR_MSSQL_CONNECTION_LOST || k == DF_ERR_TIMEOUT) {
-        /* A dropped or silent server during setup is a connect failure. */
+        /* A dropped or silent server during setup is a connect failure (the message names the step). */
         char msg[DF_ERROR_MESSAGE_SIZE];
         df__tds_strlcpy(msg, sizeof msg, err ? err->message : "");
         df_error_set(err, DF_ERR_MSSQL_CONNECT, "SQL Server client setup failed: %s", msg);
+        df_error_set_subkind(err, DF_ERR_MSSQL_CLIENT_SETUP);
         k = DF_ERR_MSSQL_CONNECT;
     }
     if (k != DF_OK) {

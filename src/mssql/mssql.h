@@ -10,14 +10,19 @@
  * into errors and are wiped when the objects are freed.
  *
  * Errors: DF_ERR_MSSQL_CONNECTION_STRING (parse; the text is never echoed),
- * DF_ERR_MSSQL_CONNECT (TCP), DF_ERR_MSSQL_TLS (handshake, certificate),
- * DF_ERR_MSSQL_LOGIN (SQL Server refused the login; number in code),
- * DF_ERR_MSSQL_CONNECTION_LOST, DF_ERR_MSSQL_SERVER_ERROR (number in
- * df_error.code, "state/class/line" in the message), DF_ERR_TDS_PROTOCOL,
- * DF_ERR_TIMEOUT, DF_ERR_CANCELLED, DF_ERR_VALUE_CONVERSION (a value that
- * the target column cannot hold; column and row in the message, never the
- * value).  After CONNECTION_LOST, TLS, PROTOCOL or TIMEOUT errors the
- * connection is dead: every later call fails with CONNECTION_LOST.
+ * DF_ERR_MSSQL_CONNECT (subkind DF_ERR_MSSQL_TCP_CONNECT: TCP;
+ * DF_ERR_MSSQL_CLIENT_SETUP: the server dropped or stalled during setup;
+ * none: the server does not host the instance), DF_ERR_MSSQL_TLS
+ * (handshake, certificate), DF_ERR_MSSQL_LOGIN (SQL Server refused the
+ * login; number in code), DF_ERR_MSSQL_CONNECTION_LOST,
+ * DF_ERR_MSSQL_SERVER_ERROR (number in df_error.code, "state/class/line" in
+ * the message), DF_ERR_TDS_PROTOCOL (subkind DF_ERR_TDS_TRUNCATED when the
+ * data ended early), DF_ERR_TIMEOUT, DF_ERR_CANCELLED,
+ * DF_ERR_VALUE_CONVERSION (a value that the target column cannot hold;
+ * column and row in the message, never the value; a value conversion
+ * subkind says which way).  After CONNECTION_LOST, TLS, PROTOCOL or TIMEOUT
+ * errors the connection is dead: every later call fails with
+ * CONNECTION_LOST.  Decide by kind and subkind, never by message text.
  */
 #ifndef DF_MSSQL_MSSQL_H
 #define DF_MSSQL_MSSQL_H

@@ -134,7 +134,7 @@ static inline void df__tds_rd_init(df__tds_rd *r, const void *p, size_t n) {
     r->end = r->p + n;
 }
 static inline size_t df__tds_rd_left(const df__tds_rd *r) { return (size_t)(r->end - r->p); }
-/* Records the "truncated" protocol error (the slow path of the readers below). */
+/* Records the "truncated" protocol error, subkind DF_ERR_TDS_TRUNCATED (the slow path of the readers below). */
 df_errkind df__tds_rd_short(const df__tds_rd *r, size_t n, const char *what, df_error *err);
 /* Fails with DF_ERR_TDS_PROTOCOL unless n bytes remain; `what` names the field. */
 static inline df_errkind df__tds_rd_need(const df__tds_rd *r, size_t n, const char *what, df_error *err) {
@@ -260,13 +260,9 @@ extern const uint64_t df__tds_pow10_u64[20];
 /* 10^n as a 128-bit integer for n in 0..38. */
 df_i128 df__tds_pow10(int n);
 
-/* The origin of the reader's "input ended early" errors (df__tds_rd_short), so
- * that callers recognise them by a field the code sets, never by the message. */
-#define DF__TDS_ORIGIN_SHORT_READ "tds_short_read"
-
-/* True when `err` says the input ended early (more bytes may complete it). */
+/* True when `err` says the input ended early (more bytes may complete it): df__tds_rd_short's subkind. */
 static inline bool df__tds_truncated(const df_error *err) {
-    return err && err->kind == DF_ERR_TDS_PROTOCOL && !strcmp(err->origin, DF__TDS_ORIGIN_SHORT_READ);
+    return err && err->kind == DF_ERR_TDS_PROTOCOL && err->subkind == DF_ERR_TDS_TRUNCATED;
 }
 
 /* ------------------------------------------------------------------------ */

@@ -28,7 +28,7 @@ df_errkind df__tds_rd_short(const df__tds_rd *r, size_t n, const char *what, df_
     df_error_set(err, DF_ERR_TDS_PROTOCOL, "truncated TDS data: %s needs %zu bytes, %zu left", what, n,
                  df__tds_rd_left(r));
     df_error_set_offset(err, (int64_t)(r->p - r->start));
-    df_error_set_origin(err, DF__TDS_ORIGIN_SHORT_READ);
+    df_error_set_subkind(err, DF_ERR_TDS_TRUNCATED);
     return DF_ERR_TDS_PROTOCOL;
 }
 
@@ -46,17 +46,8 @@ static void utf16_to_fixed(const uint8_t *s, size_t units, char *dst, size_t cap
             }
         }
         if (u >= 0xD800 && u <= 0xDFFF) u = 0xFFFD;
-        char tmp[4];
-        size_t n;
-        if (u < 0x80) { tmp[0] = (char)u; n = 1; }
-        else if (u < 0x800) { tmp[0] = (char)(0xC0 | (u >> 6)); tmp[1] = (char)(0x80 | (u & 0x3F)); n = 2; }
-        else if (u < 0x10000) {
-            tmp[0] = (char)(0xE0 | (u >> 12)); tmp[1] = (char)(0x80 | ((u >> 6) & 0x3F));
-            tmp[2] = (char)(0x80 | (u & 0x3F)); n = 3;
-        } else {
-            tmp[0] = (char)(0xF0 | (u >> 18)); tmp[1] = (char)(0x80 | ((u >> 12) & 0x3F));
-            tmp[2] = (char)(0x80 | ((u >> 6) & 0x3F)); tmp[3] = (char)(0x80 | (u & 0x3F)); n = 4;
-        }
+        uint8_t tmp[4];
+        size_t n = df_utf8_encode(u, tmp);
         if (o + n >= cap) break;
         memcpy(dst + o, tmp, n);
         o += n;
@@ -449,28 +440,16 @@ df_errkind df__tds_value_read(df__tds_rd *r, const df__tds_typeinfo *ti, df_buf 
 /* ------------------------------------------------------------------------ */
 /* Calendar and formatting                                                   */
 
-/* Howard Hinnant's days_from_civil, shifted to a 0001-01-01 epoch. */
+/* TDS counts days from 0001-01-01; the common calendar counts from 1970-01-01. */
 int64_t df__tds_days_from_civil(int64_t y, unsigned m, unsigned d) {
-    y -= m <= 2;
-    int64_t era = (y >= 0 ? y : y - 399) / 400;
-    unsigned yoe = (unsigned)(y - era * 400);
-    unsigned doy = (153 * (m > 2 ? m - 3 : m + 9) + 2) / 5 + d - 1;
-    unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    int64_t unix_days = era * 146097 + (int64_t)doe - 719468;
-    return unix_days + TDS_DAYS_0001_TO_1970;
+    return df_days_from_civil(y, (int)m, (int)d) + TDS_DAYS_0001_TO_1970;
 }
 
 void df__tds_civil_from_days(int64_t days, int64_t *y, unsigned *m, unsigned *d) {
-    int64_t z = days - TDS_DAYS_0001_TO_1970 + 719468;
-    int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-    unsigned doe = (unsigned)(z - era * 146097);
-    unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    int64_t yy = (int64_t)yoe + era * 400;
-    unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    unsigned mp = (5 * doy + 2) / 153;
-    *d = doy - (153 * mp + 2) / 5 + 1;
-    *m = mp < 10 ? mp + 3 : mp - 9;
-    *y = yy + (*m <= 2);
+    int month, day;
+    df_civil_from_days(days - TDS_DAYS_0001_TO_1970, y, &month, &day);
+    *m = (unsigned)month;
+    *d = (unsigned)day;
 }
 
 void df__tds_format_decimal(df_i128 v, int scale, char *out, size_t cap) {
@@ -511,22 +490,13 @@ void df__tds_format_time(uint64_t ticks, unsigned scale, char *out, size_t cap) 
 static const uint8_t guid_order[16] = {3, 2, 1, 0, 5, 4, 7, 6, 8, 9, 10, 11, 12, 13, 14, 15};
 
 void df__tds_format_guid(const uint8_t wire[16], char out[37]) {
-    static const char hex[] = "0123456789ABCDEF";
     size_t o = 0;
     for (int i = 0; i < 16; i++) {
         if (i == 4 || i == 6 || i == 8 || i == 10) out[o++] = '-';
-        uint8_t b = wire[guid_order[i]];
-        out[o++] = hex[b >> 4];
-        out[o++] = hex[b & 15];
+        df_hex_encode(&wire[guid_order[i]], 1, out + o, true);
+        o += 2;
     }
     out[o] = '\0';
-}
-
-static int hexval(char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
 }
 
 bool df__tds_parse_guid(const char *s, size_t n, uint8_t wire[16]) {
@@ -539,9 +509,7 @@ bool df__tds_parse_guid(const char *s, size_t n, uint8_t wire[16]) {
             i++;
             continue;
         }
-        int hi = hexval(s[i]), lo = hexval(s[i + 1]);
-        if (hi < 0 || lo < 0) return false;
-        wire[guid_order[bi++]] = (uint8_t)(hi << 4 | lo);
+        if (!df_hex_decode(s + i, 2, &wire[guid_order[bi++]])) return false;
         i += 2;
     }
     return true;

@@ -316,13 +316,7 @@ static df_errkind convert_leaf(build_ctx *c, const snode *s, pq_node *out) {
     DF_TRY(leaf_type(s->e, &t, &conv, c->err));
     out->kind = PQ_NODE_LEAF;
     out->field.type = t;   /* owned by the node from here on */
-    if (c->nleaves == c->cap) {
-        int32_t ncap = c->cap ? c->cap * 2 : 16;
-        pq_leaf *p = df_realloc(c->leaves, (size_t)ncap * sizeof *p);
-        if (!p) return DF_OOM(c->err);
-        c->leaves = p;
-        c->cap = ncap;
-    }
+    DF_TRY(DF_ARRAY_RESERVE(c->leaves, c->cap, c->nleaves + 1, 16, c->err));
     pq_leaf *leaf = &c->leaves[c->nleaves];
     memset(leaf, 0, sizeof *leaf);
     leaf->elem = s->e;

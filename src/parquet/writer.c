@@ -398,13 +398,7 @@ static size_t value_of(const wcol *c, const df_vec *v, int64_t i, uint8_t *tmp, 
 }
 
 static df_errkind push_u32(uint32_t **arr, size_t *n, size_t *cap, uint32_t v, df_error *err) {
-    if (*n == *cap) {
-        size_t ncap = *cap ? *cap * 2 : 1024;
-        uint32_t *p = df_realloc(*arr, ncap * sizeof *p);
-        if (!p) return DF_OOM(err);
-        *arr = p;
-        *cap = ncap;
-    }
+    DF_TRY(DF_ARRAY_RESERVE(*arr, *cap, *n + 1, 1024, err));
     (*arr)[(*n)++] = v;
     return DF_OK;
 }
@@ -450,13 +444,7 @@ static df_errkind dict_lookup(wcol *c, const uint8_t *v, size_t len, uint32_t *i
         }
         h = (h + 1) & (c->nslots - 1);
     }
-    if (c->dict_count == c->dict_cap) {
-        int64_t ncap = c->dict_cap ? c->dict_cap * 2 : 1024;
-        int64_t *p = df_realloc(c->dict_off, (size_t)ncap * sizeof *p);
-        if (!p) return DF_OOM(err);
-        c->dict_off = p;
-        c->dict_cap = ncap;
-    }
+    DF_TRY(DF_ARRAY_RESERVE(c->dict_off, c->dict_cap, c->dict_count + 1, 1024, err));
     c->dict_off[c->dict_count] = (int64_t)c->dict.len;
     if (c->physical == DF_PARQUET_BYTE_ARRAY) {
         uint8_t l[4];
@@ -786,13 +774,7 @@ static df_errkind write_chunk(df_parquet_writer *w, wcol *c, pq_column_chunk *cc
 
 static df_errkind flush_row_group(df_parquet_writer *w, df_error *err) {
     if (w->rg_rows == 0) return DF_OK;
-    if (w->ngroups == w->cap_groups) {
-        uint32_t ncap = w->cap_groups ? w->cap_groups * 2 : 8;
-        pq_row_group *g = df_realloc(w->groups, ncap * sizeof *g);
-        if (!g) return DF_OOM(err);
-        w->groups = g;
-        w->cap_groups = ncap;
-    }
+    DF_TRY(DF_ARRAY_RESERVE(w->groups, w->cap_groups, w->ngroups + 1, 8, err));
     pq_row_group *g = &w->groups[w->ngroups];
     memset(g, 0, sizeof *g);
     g->columns = df_arena_calloc(&w->arena, (size_t)(w->ncols ? w->ncols : 1), sizeof *g->columns);
@@ -960,16 +942,6 @@ void df_parquet_writer_abort(df_parquet_writer *w) {
 
 /* ---- summary -------------------------------------------------------------------------- */
 
-/* Length of the longest prefix of s holding at most `chars` UTF-8 characters. */
-static size_t utf8_prefix(const uint8_t *s, size_t len, int chars) {
-    size_t i = 0;
-    for (int c = 0; c < chars && i < len; c++) {
-        i++;
-        while (i < len && (s[i] & 0xc0) == 0x80) i++;
-    }
-    return i;
-}
-
 /* Converts a file-level bound back to a scalar of the column's Arrow type. */
 static df_errkind bound_scalar(const df_parquet_writer *w, const wcol *c, bool is_min, df_scalar *out, bool *has,
                                bool *exact, df_error *err) {
@@ -998,7 +970,7 @@ static df_errkind bound_scalar(const df_parquet_writer *w, const wcol *c, bool i
     case SK_DECIMAL: out->v.i128 = is_min ? s->min.d : s->max.d; break;
     case SK_BYTES: {
         const df_buf *b = is_min ? &s->bmin : &s->bmax;
-        size_t n = utf8_prefix((const uint8_t *)b->data, b->len, w->opts.stats_truncate);
+        size_t n = df_utf8_prefix((const uint8_t *)b->data, b->len, (size_t)w->opts.stats_truncate);
         if (n < b->len) {
             if (!is_min) return DF_OK;   /* a cut maximum is no upper bound */
             *exact = false;
@@ -1082,19 +1054,6 @@ static df_errkind json_string(df_buf *b, const char *s, size_t n, df_error *err)
     return df_buf_append_char(b, '"', err);
 }
 
-/* Civil date from days since 1970-01-01 (proleptic Gregorian). */
-static void civil_from_days(int64_t z, int64_t *y, int *m, int *d) {
-    z += 719468;
-    int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-    int64_t doe = z - era * 146097;
-    int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    int64_t mp = (5 * doy + 2) / 153;
-    *d = (int)(doy - (153 * mp + 2) / 5 + 1);
-    *m = (int)(mp < 10 ? mp + 3 : mp - 9);
-    *y = yoe + era * 400 + (*m <= 2);
-}
-
 static int64_t floor_div(int64_t a, int64_t b) {
     int64_t q = a / b;
     return (a % b != 0 && (a < 0) != (b < 0)) ? q - 1 : q;
@@ -1133,7 +1092,7 @@ static df_errkind json_value(df_buf *b, const df_scalar *s, bool is_min, df_erro
     case DF_TYPE_DATE32: {
         int64_t y;
         int m, d;
-        civil_from_days(s->v.i64, &y, &m, &d);
+        df_civil_from_days(s->v.i64, &y, &m, &d);
         return df_buf_printf(b, err, "\"%04lld-%02d-%02d\"", (long long)y, m, d);
     }
     case DF_TYPE_TIMESTAMP: {
@@ -1149,7 +1108,7 @@ static df_errkind json_value(df_buf *b, const df_scalar *s, bool is_min, df_erro
         int64_t days = floor_div(ms, 86400000), rem = ms - days * 86400000;
         int64_t y;
         int m, d;
-        civil_from_days(days, &y, &m, &d);
+        df_civil_from_days(days, &y, &m, &d);
         return df_buf_printf(b, err, "\"%04lld-%02d-%02dT%02d:%02d:%02d.%03d%s\"", (long long)y, m, d,
                              (int)(rem / 3600000), (int)(rem / 60000 % 60), (int)(rem / 1000 % 60), (int)(rem % 1000),
                              t->timezone ? "Z" : "");

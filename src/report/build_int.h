@@ -91,8 +91,7 @@ typedef struct df__build {
     size_t nslices;
     df__btrack *tracks;     /* tracks (descriptors + implicit) */
     size_t ntracks;
-    uint32_t *tmap;         /* uuid -> track index + 1 (open addressing) */
-    size_t tmap_cap;
+    df_u64map tmap;         /* uuid -> track index + 1 */
     df__bop *ops;           /* selected operations sorted by op_id */
     size_t nops;
     df__bnode *nodes;       /* semantic nodes in slice order */

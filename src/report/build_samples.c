@@ -38,66 +38,21 @@ static df_errkind oom(df_error *err) {
 }
 
 /* ------------------------------------------------------------------------ */
-/* A u64 -> u32 open-addressing map.                                          */
-
-typedef struct u64map {
-    uint64_t *keys;   /* keys */
-    uint32_t *vals;   /* value + 1; 0 = empty */
-    size_t cap, n;    /* slots (power of two), used */
-} u64map;
-
-static bool map_reserve(u64map *m) {
-    if ((m->n + 1) * 2 <= m->cap) return true;
-    size_t cap = m->cap ? m->cap * 2 : 1024;
-    u64map nm = {df_malloc(cap * sizeof(uint64_t)), df_calloc(cap, sizeof(uint32_t)), cap, m->n};
-    if (!nm.keys || !nm.vals) {
-        df_free(nm.keys);
-        df_free(nm.vals);
-        return false;
-    }
-    for (size_t i = 0; i < m->cap; i++) {
-        if (!m->vals[i]) continue;
-        size_t j = (size_t)df_hash_u64(m->keys[i]) & (cap - 1);
-        while (nm.vals[j]) j = (j + 1) & (cap - 1);
-        nm.keys[j] = m->keys[i];
-        nm.vals[j] = m->vals[i];
-    }
-    df_free(m->keys);
-    df_free(m->vals);
-    *m = nm;
-    return true;
-}
-
-/* The slot of key (found or empty); cap must be > 0. */
-static size_t map_slot(const u64map *m, uint64_t key) {
-    size_t j = (size_t)df_hash_u64(key) & (m->cap - 1);
-    while (m->vals[j] && m->keys[j] != key) j = (j + 1) & (m->cap - 1);
-    return j;
-}
+/* u64 -> u32 maps with UINT32_MAX for "absent" and "out of memory".         */
 
 /* Value of key, or UINT32_MAX. */
-static uint32_t map_get(const u64map *m, uint64_t key) {
-    if (!m->cap) return UINT32_MAX;
-    size_t j = map_slot(m, key);
-    return m->vals[j] ? m->vals[j] - 1 : UINT32_MAX;
+static uint32_t map_get(const df_u64map *m, uint64_t key) {
+    uint64_t v;
+    return df_u64map_get(m, key, &v) ? (uint32_t)v : UINT32_MAX;
 }
 
 /* Inserts key -> val if absent; returns the stored value, UINT32_MAX on OOM. */
-static uint32_t map_put(u64map *m, uint64_t key, uint32_t val) {
-    if (!map_reserve(m)) return UINT32_MAX;
-    size_t j = map_slot(m, key);
-    if (!m->vals[j]) {
-        m->keys[j] = key;
-        m->vals[j] = val + 1;
-        m->n++;
-    }
-    return m->vals[j] - 1;
-}
-
-static void map_free(u64map *m) {
-    df_free(m->keys);
-    df_free(m->vals);
-    memset(m, 0, sizeof *m);
+static uint32_t map_put(df_u64map *m, uint64_t key, uint32_t val) {
+    uint64_t *slot;
+    bool added;
+    if (df_u64map_upsert(m, key, &slot, &added, NULL) != DF_OK) return UINT32_MAX;
+    if (added) *slot = val;
+    return (uint32_t)*slot;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -120,15 +75,15 @@ typedef struct sstate {
     df__build *b;
     opset *pids;             /* one per profiled process, sorted by pid */
     size_t npids;
-    u64map threads;          /* (pid << 32 | tid) -> thread track index */
+    df_u64map threads;       /* (pid << 32 | tid) -> thread track index */
     int32_t *ctx_op;         /* per slice: operation of a context slice, -1 */
     uint32_t *ctx_ident;     /* per slice: slice whose arguments give its identity */
     int32_t *ctx_twin;       /* per slice: nearest semantic twin in its chain, -1 */
     cnode *cnodes;           /* call tree */
     size_t ncnodes, cap_cnodes;
-    u64map cmap;             /* ((parent + 1) << 32 | frame) -> node */
+    df_u64map cmap;          /* ((parent + 1) << 32 | frame) -> node */
     uint32_t *stack_leaf;    /* per stack id: leaf node + 1, 0 = not computed */
-    u64map agg;              /* (node << 32 | call node) -> index in agg_count */
+    df_u64map agg;           /* (node << 32 | call node) -> index in agg_count */
     int64_t *agg_count;      /* samples per (semantic node, leaf) */
     uint64_t *agg_key;       /* the pairs */
     size_t nagg, cap_agg;
@@ -208,7 +163,7 @@ static uint64_t twin_key(uint32_t op, uint32_t name, int64_t start) {
 }
 
 /* Builds the twin map (collisions of the hashed key are resolved by comparing the slices). */
-static df_errkind build_twins(sstate *st, u64map *twins, df_error *err) {
+static df_errkind build_twins(sstate *st, df_u64map *twins, df_error *err) {
     df__build *b = st->b;
     for (size_t i = 0; i < b->nnodes; i++) {
         const df__bslice *s = &b->slices[b->nodes[i].slice];
@@ -217,15 +172,15 @@ static df_errkind build_twins(sstate *st, u64map *twins, df_error *err) {
         uint32_t v = map_put(twins, key, (uint32_t)i);
         if (v == UINT32_MAX) return oom(err);
         if (v != (uint32_t)i && v != UINT32_MAX - 1) {
-            /* Two nodes with the same key: neither is an exact twin. */
-            twins->vals[map_slot(twins, key)] = UINT32_MAX;
+            /* Two nodes with the same key: neither is an exact twin (replacing a value never allocates). */
+            (void)df_u64map_put(twins, key, UINT32_MAX - 1, NULL);
         }
     }
     return DF_OK;
 }
 
 /* The semantic twin of context slice c, or -1. */
-static int32_t twin_of(const sstate *st, const u64map *twins, uint32_t c, int32_t op) {
+static int32_t twin_of(const sstate *st, const df_u64map *twins, uint32_t c, int32_t op) {
     const df__build *b = st->b;
     const df__bslice *s = &b->slices[c];
     uint32_t v = map_get(twins, twin_key((uint32_t)op, s->name, s->start));
@@ -246,7 +201,7 @@ static df_errkind prepare_contexts(sstate *st, df_error *err) {
     st->ctx_op = df_malloc(n * sizeof *st->ctx_op);
     st->ctx_ident = df_malloc(n * sizeof *st->ctx_ident);
     st->ctx_twin = df_malloc(n * sizeof *st->ctx_twin);
-    u64map registry = {0}, twins = {0};
+    df_u64map registry = {0}, twins = {0};
     if (!st->ctx_op || !st->ctx_ident || !st->ctx_twin) return oom(err);
     df_errkind k = build_twins(st, &twins, err);
     for (size_t i = 0; k == DF_OK && i < b->nslices; i++) {
@@ -276,8 +231,8 @@ static df_errkind prepare_contexts(sstate *st, df_error *err) {
         if (st->ctx_twin[i] < 0 && s->parent >= 0 && st->ctx_op[s->parent] == st->ctx_op[i])
             st->ctx_twin[i] = st->ctx_twin[s->parent];
     }
-    map_free(&registry);
-    map_free(&twins);
+    df_u64map_free(&registry);
+    df_u64map_free(&twins);
     return k;
 }
 
@@ -444,14 +399,9 @@ static df_errkind classify(sstate *st, int32_t *owner, int64_t *no_callsite, df_
                 continue;
             }
         }
-        if (npend == cap) {
-            cap = cap ? cap * 2 : 1024;
-            pending *np = df_realloc(pend, cap * sizeof *np);
-            if (!np) {
-                df_free(pend);
-                return oom(err);
-            }
-            pend = np;
+        if (DF_ARRAY_RESERVE(pend, cap, npend + 1, 1024, NULL)) {
+            df_free(pend);
+            return oom(err);
         }
         pend[npend++] = (pending){sm->ts, (uint32_t)i, (uint32_t)leaf};
     }
@@ -474,13 +424,7 @@ static int32_t stack_leaf(sstate *st, uint32_t s) {
         uint32_t v = map_get(&st->cmap, key);
         if (v == UINT32_MAX) {
             if (st->ncnodes >= INT32_MAX - 1) return -1;
-            if (st->ncnodes == st->cap_cnodes) {
-                size_t c = st->cap_cnodes ? st->cap_cnodes * 2 : 1024;
-                cnode *cn = df_realloc(st->cnodes, c * sizeof *cn);
-                if (!cn) return -1;
-                st->cnodes = cn;
-                st->cap_cnodes = c;
-            }
+            if (DF_ARRAY_RESERVE(st->cnodes, st->cap_cnodes, st->ncnodes + 1, 1024, NULL)) return -1;
             v = (uint32_t)st->ncnodes;
             st->cnodes[st->ncnodes++] = (cnode){parent, frames[i]};
             if (map_put(&st->cmap, key, v) == UINT32_MAX) return -1;
@@ -618,19 +562,13 @@ static int cmp_fn(const void *pa, const void *pb) {
 }
 
 /* Gets or creates the record of (node, call node); returns its index or UINT32_MAX. */
-static uint32_t fn_record(sstate *st, u64map *recs, size_t *cap, uint32_t node, uint32_t cn) {
+static uint32_t fn_record(sstate *st, df_u64map *recs, size_t *cap, uint32_t node, uint32_t cn) {
     df_report_profile *p = st->b->p;
     uint64_t key = ((uint64_t)node << 32) | cn;
     uint32_t v = map_get(recs, key);
     if (v != UINT32_MAX) return v;
     if (p->nfns >= DF_REPORT_MAX_FUNCTIONS + 1) return UINT32_MAX - 1;
-    if (p->nfns == *cap) {
-        size_t c = *cap ? *cap * 2 : 1024;
-        df_report_function *f = df_realloc(p->fns, c * sizeof *f);
-        if (!f) return UINT32_MAX;
-        p->fns = f;
-        *cap = c;
-    }
+    if (DF_ARRAY_RESERVE(p->fns, *cap, p->nfns + 1, 1024, NULL)) return UINT32_MAX;
     v = (uint32_t)p->nfns;
     p->fns[p->nfns++] = (df_report_function){.semantic_id = (int64_t)node, .function_id = (int64_t)cn};
     return map_put(recs, key, v) == UINT32_MAX ? UINT32_MAX : v;
@@ -638,7 +576,7 @@ static uint32_t fn_record(sstate *st, u64map *recs, size_t *cap, uint32_t node, 
 
 /* Expands every (node, leaf) count up its call path into records (ids filled later). */
 static df_errkind expand_records(sstate *st, df_error *err) {
-    u64map recs = {0};
+    df_u64map recs = {0};
     size_t cap = 0;
     df_report_profile *p = st->b->p;
     for (size_t i = 0; i < st->nagg; i++) {
@@ -648,19 +586,19 @@ static df_errkind expand_records(sstate *st, df_error *err) {
         for (; cn >= 0; cn = st->cnodes[cn].parent, leaf = false) {
             uint32_t r = fn_record(st, &recs, &cap, node, (uint32_t)cn);
             if (r == UINT32_MAX - 1) {
-                map_free(&recs);
+                df_u64map_free(&recs);
                 return df__report_fail(err, DF_ERR_RECORD_LIMIT, "aggregate_validation",
                                        "profile has more than %u function records", DF_REPORT_MAX_FUNCTIONS);
             }
             if (r == UINT32_MAX) {
-                map_free(&recs);
+                df_u64map_free(&recs);
                 return oom(err);
             }
             p->fns[r].inclusive_samples += st->agg_count[i];
             if (leaf) p->fns[r].self_samples += st->agg_count[i];
         }
     }
-    map_free(&recs);
+    df_u64map_free(&recs);
     return DF_OK;
 }
 
@@ -710,14 +648,14 @@ static void sstate_free(sstate *st) {
         df_free(st->pids[i].ends);
     }
     df_free(st->pids);
-    map_free(&st->threads);
+    df_u64map_free(&st->threads);
     df_free(st->ctx_op);
     df_free(st->ctx_ident);
     df_free(st->ctx_twin);
     df_free(st->cnodes);
-    map_free(&st->cmap);
+    df_u64map_free(&st->cmap);
     df_free(st->stack_leaf);
-    map_free(&st->agg);
+    df_u64map_free(&st->agg);
     df_free(st->agg_count);
     df_free(st->agg_key);
     df_free(st->cpus);
@@ -823,13 +761,7 @@ static df_errkind add_lane(df__build *b, const df__btrack *t, size_t *cap_lanes,
         if (!first) first = s;
         count++;
         busy += s->end - s->start;
-        if (base + n == *cap_iv) {
-            size_t c = *cap_iv ? *cap_iv * 2 : 1024;
-            df_report_interval *v = df_realloc(p->intervals, c * sizeof *v);
-            if (!v) return oom(err);
-            p->intervals = v;
-            *cap_iv = c;
-        }
+        if (DF_ARRAY_RESERVE(p->intervals, *cap_iv, base + n + 1, 1024, NULL)) return oom(err);
         df_report_interval *last = n ? &p->intervals[base + n - 1] : NULL;
         if (last && s->start <= last->end_ns) last->end_ns = DF_MAX(last->end_ns, s->end);
         else p->intervals[base + n++] = (df_report_interval){s->start, s->end};
@@ -837,13 +769,7 @@ static df_errkind add_lane(df__build *b, const df__btrack *t, size_t *cap_lanes,
     if (!first || !df__build_has_num(&first->args, DF__PT_N_QUERY) || !df__build_has_num(&first->args, DF__PT_N_LANE))
         return DF_OK;
     n = coalesce(p->intervals + base, n, DF_REPORT_LANE_INTERVALS, gaps);
-    if (p->nlanes == *cap_lanes) {
-        size_t c = *cap_lanes ? *cap_lanes * 2 : 64;
-        df_report_lane *l = df_realloc(p->lanes, c * sizeof *l);
-        if (!l) return oom(err);
-        p->lanes = l;
-        *cap_lanes = c;
-    }
+    if (DF_ARRAY_RESERVE(p->lanes, *cap_lanes, p->nlanes + 1, 64, NULL)) return oom(err);
     const char *kind = df__build_arg_str(b, &first->args, DF__PT_S_WORKER_KIND);
     uint32_t kid = kind ? df__report_intern(&p->strings, kind, strlen(kind) > 64 ? 64 : strlen(kind)) : 0;
     if (kind && !kid) return oom(err);

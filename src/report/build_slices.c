@@ -40,42 +40,19 @@ static const char *tstr(const df__build *b, uint32_t id) {
 /* ------------------------------------------------------------------------ */
 /* Tracks.                                                                   */
 
+/* The index + 1 of the track with `uuid`, or 0. */
 static uint32_t track_lookup(const df__build *b, uint64_t uuid) {
-    if (!b->tmap_cap) return 0;
-    size_t j = (size_t)df_hash_u64(uuid) & (b->tmap_cap - 1);
-    for (;; j = (j + 1) & (b->tmap_cap - 1)) {
-        uint32_t v = b->tmap[j];
-        if (!v || b->tracks[v - 1].uuid == uuid) return v;
-    }
+    uint64_t v = 0;
+    df_u64map_get(&b->tmap, uuid, &v);
+    return (uint32_t)v;
 }
 
 /* Adds a track (uuid not present yet).  Returns its index + 1, 0 on OOM. */
 static uint32_t track_add(df__build *b, uint64_t uuid, size_t *cap) {
-    if (b->ntracks == *cap) {
-        size_t c = *cap ? *cap * 2 : 64;
-        df__btrack *t = df_realloc(b->tracks, c * sizeof *t);
-        if (!t) return 0;
-        b->tracks = t;
-        *cap = c;
-    }
-    if ((b->ntracks + 1) * 2 > b->tmap_cap) {
-        size_t c = b->tmap_cap ? b->tmap_cap * 2 : 256;
-        uint32_t *m = df_calloc(c, sizeof *m);
-        if (!m) return 0;
-        for (size_t i = 0; i < b->ntracks; i++) {
-            size_t j = (size_t)df_hash_u64(b->tracks[i].uuid) & (c - 1);
-            while (m[j]) j = (j + 1) & (c - 1);
-            m[j] = (uint32_t)i + 1;
-        }
-        df_free(b->tmap);
-        b->tmap = m;
-        b->tmap_cap = c;
-    }
+    if (DF_ARRAY_RESERVE(b->tracks, *cap, b->ntracks + 1, 64, NULL)) return 0;
+    if (df_u64map_put(&b->tmap, uuid, b->ntracks + 1, NULL)) return 0;
     b->tracks[b->ntracks] = (df__btrack){.uuid = uuid, .parent = -1, .op_track = -1};
-    size_t j = (size_t)df_hash_u64(uuid) & (b->tmap_cap - 1);
-    while (b->tmap[j]) j = (j + 1) & (b->tmap_cap - 1);
-    b->tmap[j] = (uint32_t)++b->ntracks;
-    return (uint32_t)b->ntracks;
+    return (uint32_t)++b->ntracks;
 }
 
 /* Parses "Operation [op-" 20 digits "]"; returns the id or 0. */
@@ -193,13 +170,7 @@ static int cmp_events(const void *pa, const void *pb, void *ctx) {
 }
 
 static bool track_push_slice(df__btrack *t, uint32_t s) {
-    if (t->nslices == t->cap) {
-        uint32_t c = t->cap ? t->cap * 2 : 16;
-        uint32_t *v = df_realloc(t->slices, c * sizeof *v);
-        if (!v) return false;
-        t->slices = v;
-        t->cap = c;
-    }
+    if (DF_ARRAY_RESERVE(t->slices, t->cap, t->nslices + 1, 16, NULL)) return false;
     t->slices[t->nslices++] = s;
     return true;
 }
@@ -300,12 +271,7 @@ static df_errkind select_operations(df__build *b, df_error *err) {
             continue;
         int64_t scope = df__build_has_num(&s->args, DF__PT_N_SCOPE) ? s->args.num[DF__PT_N_SCOPE] : 0;
         if (b->scope && (uint64_t)scope != b->scope) continue;
-        if (b->nops == cap) {
-            cap = cap ? cap * 2 : 16;
-            df__bop *o = df_realloc(b->ops, cap * sizeof *o);
-            if (!o) return oom(err);
-            b->ops = o;
-        }
+        if (DF_ARRAY_RESERVE(b->ops, cap, b->nops + 1, 16, NULL)) return oom(err);
         b->ops[b->nops++] = (df__bop){.op_id = s->args.num[DF__PT_N_OPERATION], .start = s->start, .end = s->end,
                                       .root_slice = (uint32_t)i, .root_node = -1,
                                       .pid = track_pid(b, (int32_t)s->track), .scope = scope};
@@ -353,12 +319,7 @@ static df_errkind make_nodes(df__build *b, df_error *err) {
         if (op < 0 || !semantic_time(b, s)) continue;
         /* Only slices on the operation's own tracks: another operation's track cannot own it. */
         if (b->tracks[s->track].op_track < 0 || b->tracks[s->track].op_id != b->ops[op].op_id) continue;
-        if (b->nnodes == cap) {
-            cap = cap ? cap * 2 : 256;
-            df__bnode *nn = df_realloc(b->nodes, cap * sizeof *nn);
-            if (!nn) return oom(err);
-            b->nodes = nn;
-        }
+        if (DF_ARRAY_RESERVE(b->nodes, cap, b->nnodes + 1, 256, NULL)) return oom(err);
         bool root = b->ops[op].root_slice == i;
         df_diag_semantic_kind kind = semantic_kind(b, s, root);
         const char *kind_name = df_diag_semantic_kind_name(kind);
@@ -677,12 +638,7 @@ static df_errkind compute_health(df__build *b, health *h, df_error *err) {
 /* Interns a trace string into the model, cut to DF_REPORT_MAX_FIELD_CHARS characters.  0 = null. */
 static uint32_t model_str(df__build *b, const char *s, bool *failed) {
     if (!s) return 0;
-    size_t n = strlen(s), chars = 0, i = 0;
-    while (i < n && chars < DF_REPORT_MAX_FIELD_CHARS) {
-        i++;
-        while (i < n && ((unsigned char)s[i] & 0xC0) == 0x80) i++;
-        chars++;
-    }
+    size_t i = df_utf8_prefix((const uint8_t *)s, strlen(s), DF_REPORT_MAX_FIELD_CHARS);
     uint32_t id = df__report_intern(&b->p->strings, s, i);
     if (!id) *failed = true;
     return id;
@@ -789,7 +745,7 @@ static void build_free(df__build *b) {
     df_free(b->slices);
     for (size_t i = 0; i < b->ntracks; i++) df_free(b->tracks[i].slices);
     df_free(b->tracks);
-    df_free(b->tmap);
+    df_u64map_free(&b->tmap);
     df_free(b->ops);
     df_free(b->nodes);
 }

@@ -54,24 +54,10 @@ static df_errkind oom(df_error *err) {
 static int32_t row_for(dctx *d, const char *key, size_t klen, int32_t parent, const char *label, bool is_fn) {
     uint32_t kid = df__report_intern(&d->keys, key, klen);
     if (!kid) return -1;
-    if (kid >= d->by_key_cap) {
-        size_t c = d->by_key_cap ? d->by_key_cap : 1024;
-        while (c <= kid) c *= 2;
-        uint32_t *m = df_realloc(d->by_key, c * sizeof *m);
-        if (!m) return -1;
-        memset(m + d->by_key_cap, 0, (c - d->by_key_cap) * sizeof *m);
-        d->by_key = m;
-        d->by_key_cap = c;
-    }
+    if (DF_ARRAY_RESERVE_ZEROED(d->by_key, d->by_key_cap, (size_t)kid + 1, 1024, NULL)) return -1;
     if (d->by_key[kid]) return (int32_t)d->by_key[kid] - 1;
     if (d->nrows >= DIFF_MAX_ROWS) return -1;
-    if (d->nrows == d->cap) {
-        size_t c = d->cap ? d->cap * 2 : 1024;
-        drow *r = df_realloc(d->rows, c * sizeof *r);
-        if (!r) return -1;
-        d->rows = r;
-        d->cap = c;
-    }
+    if (DF_ARRAY_RESERVE(d->rows, d->cap, d->nrows + 1, 1024, NULL)) return -1;
     uint32_t lid = df__report_intern(&d->keys, label, strlen(label));
     if (!lid) return -1;
     d->rows[d->nrows] = (drow){.key = kid, .parent = parent, .label = lid, .is_fn = is_fn};

@@ -70,13 +70,7 @@ static df_errkind oom(df_error *err) {
 }
 
 static bool rows_push(rows *r, row x) {
-    if (r->n == r->cap) {
-        size_t c = r->cap ? r->cap * 2 : 256;
-        row *v = df_realloc(r->v, c * sizeof *v);
-        if (!v) return false;
-        r->v = v;
-        r->cap = c;
-    }
+    if (DF_ARRAY_RESERVE(r->v, r->cap, r->n + 1, 256, NULL)) return false;
     r->v[r->n++] = x;
     return true;
 }
@@ -514,8 +508,7 @@ static void set_filter(df_report_inspector *in, const char *s) {
 static bool filter_ok(const char *s) {
     size_t n = strlen(s);
     if (n == 0 || !df__report_utf8_clean((const uint8_t *)s, n)) return false;
-    size_t chars = 0;
-    for (size_t i = 0; i < n; i++) chars += ((unsigned char)s[i] & 0xC0) != 0x80;
+    size_t chars = df_utf8_count((const uint8_t *)s, n);
     return chars >= 1 && chars <= 128;
 }
 

@@ -154,11 +154,7 @@ static bool str_is(const df_report_profile *p, uint32_t id, const char *s) {
 }
 
 /* Characters (code points) of a valid UTF-8 string. */
-static size_t utf8_chars(const char *s, size_t n) {
-    size_t c = 0;
-    for (size_t i = 0; i < n; i++) c += ((unsigned char)s[i] & 0xC0) != 0x80;
-    return c;
-}
+static size_t utf8_chars(const char *s, size_t n) { return df_utf8_count((const uint8_t *)s, n); }
 
 static df_errkind check_metadata(const df_report_profile *p, df_error *err) {
     const df_report_metadata *m = &p->meta;
@@ -661,22 +657,9 @@ df_errkind df__report_display_name(const df_report_profile *p, const df_report_s
     if (!qual) return df_buf_append_str(out, name, NULL);
     size_t qlen = strlen(qual), qchars = utf8_chars(qual, qlen), max = DF_REPORT_MAX_FIELD_CHARS;
     /* Bounded to 512 characters: the qualifier wins when it alone is too long. */
-    if (qchars > max - 3) {
-        size_t i = 0, c = 0;
-        while (i < qlen && c < max) {
-            i++;
-            while (i < qlen && ((unsigned char)qual[i] & 0xC0) == 0x80) i++;
-            c++;
-        }
-        return df_buf_append(out, qual, i, NULL);
-    }
-    size_t keep = max - qchars - 3, i = 0, c = 0, nlen = strlen(name);
-    while (i < nlen && c < keep) {
-        i++;
-        while (i < nlen && ((unsigned char)name[i] & 0xC0) == 0x80) i++;
-        c++;
-    }
-    DF_TRY(df_buf_append(out, name, i, NULL));
+    if (qchars > max - 3) return df_buf_append(out, qual, df_utf8_prefix((const uint8_t *)qual, qlen, max), NULL);
+    size_t keep = max - qchars - 3;
+    DF_TRY(df_buf_append(out, name, df_utf8_prefix((const uint8_t *)name, strlen(name), keep), NULL));
     DF_TRY(df_buf_printf(out, NULL, " (%s)", qual));
     return DF_OK;
 }

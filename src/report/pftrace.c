@@ -183,8 +183,7 @@ typedef struct work {
     size_t fmap_cap;          /* slots */
     uint32_t *smap;           /* stack dedup map: stack id + 1, 0 = empty */
     size_t smap_cap;          /* slots */
-    uint32_t *tmap;           /* track uuid map: track index + 1 */
-    size_t tmap_cap;          /* slots */
+    df_u64map tmap;           /* track uuid -> track index + 1 */
     uint32_t *stack_tmp;      /* frame ids of the callstack being interned */
     uint32_t cat_profile, cat_context; /* string ids of the two category names (0 until seen) */
 } work;
@@ -201,18 +200,6 @@ static df_errkind oom(df_error *err) {
 
 static df_errkind too_many(df_error *err, const char *what) {
     return df__report_fail(err, DF_ERR_TRACE_TOO_LARGE, "input", "trace has too many %s", what);
-}
-
-/* Grows a typed array (`*items` holding *n of *cap elements of `size` bytes) for one more. */
-static bool grow(void **items, size_t *cap, size_t n, size_t size) {
-    if (n < *cap) return true;
-    size_t c = *cap ? *cap * 2 : 256, bytes;
-    if (df_mul_overflow_size(c, size, &bytes)) return false;
-    void *p = df_realloc(*items, bytes);
-    if (!p) return false;
-    *items = p;
-    *cap = c;
-    return true;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -311,16 +298,11 @@ static uint64_t stack_key(const df__pt_trace *t, uint32_t v) {
     return stack_hash(f, n);
 }
 
-static uint64_t track_key(const df__pt_trace *t, uint32_t v) { return df_hash_u64(t->tracks[v - 1].uuid); }
-
 /* Index+1 of the track with `uuid`, or 0. */
-static uint32_t track_find(const df__pt_trace *t, const work *w, uint64_t uuid) {
-    if (!w->tmap_cap) return 0;
-    size_t j = (size_t)df_hash_u64(uuid) & (w->tmap_cap - 1);
-    for (;; j = (j + 1) & (w->tmap_cap - 1)) {
-        uint32_t v = w->tmap[j];
-        if (!v || t->tracks[v - 1].uuid == uuid) return v;
-    }
+static uint32_t track_find(const work *w, uint64_t uuid) {
+    uint64_t v = 0;
+    df_u64map_get(&w->tmap, uuid, &v);
+    return (uint32_t)v;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -358,7 +340,7 @@ static uint32_t frame_global(df__pt_trace *t, work *w, uint32_t name, uint32_t m
             return e->frame;
         }
     }
-    if (!grow((void **)&t->frames, &t->cap_frames, t->nframes, sizeof *t->frames)) return 0;
+    if (DF_ARRAY_RESERVE(t->frames, t->cap_frames, t->nframes + 1, 256, NULL)) return 0;
     t->frames[t->nframes] = (df__pt_frame){name, module, source, 0, line};
     uint32_t id = (uint32_t)++t->nframes;
     w->fmap[j] = (fkey_entry){name, module, source, id};
@@ -379,11 +361,9 @@ static uint32_t stack_global(df__pt_trace *t, work *w, const uint32_t *frames, s
     }
     if (t->nstacks + 1 >= UINT32_MAX - 1) return 0;
     /* stack_off holds nstacks + 1 offsets; keep room for one more. */
-    if (!grow((void **)&t->stack_off, &t->cap_stacks, t->nstacks + 1, sizeof *t->stack_off)) return 0;
+    if (DF_ARRAY_RESERVE(t->stack_off, t->cap_stacks, t->nstacks + 2, 256, NULL)) return 0;
     if (t->nstacks == 0) t->stack_off[0] = 0;
-    while (t->nstack_frames + n > t->cap_stack_frames)
-        if (!grow((void **)&t->stack_frames, &t->cap_stack_frames, t->cap_stack_frames, sizeof *t->stack_frames))
-            return 0;
+    if (DF_ARRAY_RESERVE(t->stack_frames, t->cap_stack_frames, t->nstack_frames + n, 256, NULL)) return 0;
     memcpy(t->stack_frames + t->nstack_frames, frames, n * sizeof *frames);
     t->nstack_frames += n;
     t->stack_off[++t->nstacks] = t->nstack_frames;
@@ -709,7 +689,7 @@ static df_errkind read_track_event(df__pt_trace *t, work *w, const envelope *e, 
                                    df_error *err) {
     if (!e->has_ts || !s) return DF_OK; /* Perfetto drops events without timestamp / sequence */
     if (t->nevents >= MAX_EVENTS) return too_many(err, "track events");
-    if (!grow((void **)&t->events, &t->cap_events, t->nevents, sizeof *t->events)) return oom(err);
+    if (DF_ARRAY_RESERVE(t->events, t->cap_events, t->nevents + 1, 256, NULL)) return oom(err);
     df__pt_event ev = {.ts = (int64_t)e->ts, .clock = packet_clock(e, s), .track = s->has_track ? s->track : 0};
     pbr r = sub(f);
     pbf g;
@@ -780,7 +760,7 @@ static df_errkind read_perf_sample(df__pt_trace *t, work *w, const envelope *e, 
         sm.stack = v == INVALID_VALUE ? 0 : v;
     }
     if (t->nsamples >= MAX_SAMPLES) return too_many(err, "perf samples");
-    if (!grow((void **)&t->samples, &t->cap_samples, t->nsamples, sizeof *t->samples)) return oom(err);
+    if (DF_ARRAY_RESERVE(t->samples, t->cap_samples, t->nsamples + 1, 256, NULL)) return oom(err);
     t->samples[t->nsamples++] = sm;
     return DF_OK;
 }
@@ -814,15 +794,12 @@ static df_errkind read_track_descriptor(df__pt_trace *t, work *w, const pbf *f, 
     if (rc < 0) return malformed(w, err, f->data, "track descriptor");
     if (!has_uuid || tr.uuid == 0) return DF_OK;
     if (tr.kind != DF__PT_TRACK_CUSTOM) tr.parent = 0; /* Perfetto ignores parents of process/thread tracks */
-    if (track_find(t, w, tr.uuid)) return DF_OK;       /* the first descriptor wins */
+    if (track_find(w, tr.uuid)) return DF_OK;       /* the first descriptor wins */
     if (t->ntracks >= MAX_TRACKS) return too_many(err, "tracks");
-    if (!grow((void **)&t->tracks, &t->cap_tracks, t->ntracks, sizeof *t->tracks) ||
-        !u32map_grow(t, &w->tmap, &w->tmap_cap, t->ntracks, track_key))
+    if (DF_ARRAY_RESERVE(t->tracks, t->cap_tracks, t->ntracks + 1, 256, NULL) ||
+        df_u64map_put(&w->tmap, tr.uuid, t->ntracks + 1, NULL))
         return oom(err);
     t->tracks[t->ntracks++] = tr;
-    size_t j = (size_t)df_hash_u64(tr.uuid) & (w->tmap_cap - 1);
-    while (w->tmap[j]) j = (j + 1) & (w->tmap_cap - 1);
-    w->tmap[j] = (uint32_t)t->ntracks;
     return DF_OK;
 }
 
@@ -860,7 +837,7 @@ static df_errkind read_clock_snapshot(work *w, const pbf *f, df_error *err) {
     }
     if (rc < 0) return malformed(w, err, f->data, "clock snapshot");
     if (w->nsnaps == 0) w->primary_clock = has_primary ? primary : 6;
-    if (!grow((void **)&w->snaps, &w->cap_snaps, w->nsnaps, sizeof *w->snaps)) return oom(err);
+    if (DF_ARRAY_RESERVE(w->snaps, w->cap_snaps, w->nsnaps + 1, 256, NULL)) return oom(err);
     w->snaps[w->nsnaps++] = sn;
     return DF_OK;
 }
@@ -1100,7 +1077,7 @@ static void work_free(work *w) {
     df_free(w->snaps);
     df_free(w->fmap);
     df_free(w->smap);
-    df_free(w->tmap);
+    df_u64map_free(&w->tmap);
     df_free(w->stack_tmp);
     df_free(w);
 }

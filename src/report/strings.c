@@ -49,15 +49,7 @@ static bool strings_reserve(df_report_strings *s, size_t n) {
         s->len = len;
         s->cap = cap;
     }
-    if (s->blob_len + n + 1 > s->blob_cap) {
-        size_t cap = s->blob_cap ? s->blob_cap : 4096;
-        while (cap < s->blob_len + n + 1) cap *= 2;
-        char *b = df_realloc(s->blob, cap);
-        if (!b) return false;
-        s->blob = b;
-        s->blob_cap = cap;
-    }
-    return true;
+    return DF_ARRAY_RESERVE(s->blob, s->blob_cap, s->blob_len + n + 1, 4096, NULL) == DF_OK;
 }
 
 uint32_t df__report_strings_add(df_report_strings *s, const char *str, size_t n) {

@@ -256,21 +256,13 @@ static void basename_of(const char *path, size_t len, size_t *off, size_t *n) {
     *n = len - i;
 }
 
-/* Shortens n so that s[0..n) ends on a UTF-8 boundary and n <= cap. */
-static size_t utf8_cut(const char *s, size_t n, size_t cap) {
-    if (n <= cap) return n;
-    n = cap;
-    while (n && ((unsigned char)s[n] & 0xC0) == 0x80) n--;
-    return n;
-}
-
 void df__report_module_name(const char *path, size_t len, size_t *off, size_t *n) {
     basename_of(path, len, off, n);
     if (*n == 0 || unsafe_segment(path + *off, *n)) {
         *n = 0;
         return;
     }
-    *n = utf8_cut(path + *off, *n, 255);
+    *n = df_utf8_cut((const uint8_t *)path + *off, *n, 255);
 }
 
 static const char *const MARKERS[] = {"benches", "crates", "examples", "src", "tests", "xtask"};
@@ -346,7 +338,7 @@ df_errkind df__report_term_escape(df_buf *out, const char *s, size_t len) {
     size_t i = 0, run = 0;
     while (i < len) {
         uint32_t cp;
-        size_t k = df__report_utf8_next(p + i, len - i, &cp);
+        size_t k = df_utf8_next(p + i, len - i, &cp);
         bool plain = k && cp != '\\' && cp != '"' && cp >= 0x20 && cp != 0x7F && !(cp >= 0x80 && cp <= 0x9F) &&
                      !invisible(cp);
         if (plain) {

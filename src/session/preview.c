@@ -147,15 +147,10 @@ static df_errkind stage_collect(void *ctx, df_error *err) {
         df_batch *b = NULL;
         DF_TRY(df_batch_stream_next(r->stream, &b, err));
         if (!b) break;
-        if (r->nbatches == r->cap) {
-            int64_t cap = r->cap ? r->cap * 2 : 8;
-            df_batch **p = df_realloc(r->batches, sizeof(df_batch *) * (size_t)cap);
-            if (!p) {
-                df_batch_release(b);
-                return DF_OOM(err);
-            }
-            r->batches = p;
-            r->cap = cap;
+        df_errkind k = DF_ARRAY_RESERVE(r->batches, r->cap, r->nbatches + 1, 8, err);
+        if (k) {
+            df_batch_release(b);
+            return k;
         }
         r->batches[r->nbatches++] = b;
         r->rows += b->nrows;
@@ -388,15 +383,10 @@ df_errkind df_format_arrow_stream(struct ArrowArrayStream *stream, int64_t max_r
             break;
         }
         if (!arr.release) break;
-        if (n == cap) {
-            cap = cap ? cap * 2 : 8;
-            df_batch **p = df_realloc(batches, sizeof(df_batch *) * (size_t)cap);
-            if (!p) {
-                arr.release(&arr);
-                k = DF_OOM(err);
-                break;
-            }
-            batches = p;
+        k = DF_ARRAY_RESERVE(batches, cap, n + 1, 8, err);
+        if (k) {
+            arr.release(&arr);
+            break;
         }
         k = df_arrow_import_batch(&arr, schema, &batches[n], err);
         if (k == DF_OK) rows += batches[n++]->nrows;

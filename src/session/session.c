@@ -59,18 +59,8 @@ static df_entry *entry_new(df_table_kind kind) {
  * other threads.
  */
 static df_errkind session_add_entry(df_session *s, df_entry *e, df_error *err) {
-    df_errkind k = DF_OK;
     pthread_mutex_lock(&s->mu);
-    if (s->nentries == s->cap_entries) {
-        int64_t cap = s->cap_entries ? s->cap_entries * 2 : 8;
-        df_entry **p = df_realloc(s->entries, sizeof(df_entry *) * (size_t)cap);
-        if (p) {
-            s->entries = p;
-            s->cap_entries = cap;
-        } else {
-            k = DF_OOM(err);
-        }
-    }
+    df_errkind k = DF_ARRAY_RESERVE(s->entries, s->cap_entries, s->nentries + 1, 8, err);
     if (k == DF_OK) s->entries[s->nentries++] = e;
     pthread_mutex_unlock(&s->mu);
     return k;

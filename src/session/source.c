@@ -131,13 +131,6 @@ const char *df__session_source_uri(const df_delta_source *src) { return src->uri
 /* ------------------------------------------------------------------------ */
 /* Location resolution                                                       */
 
-static int hexval(char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
-
 /* Length of a URI scheme ("s3" in "s3://..."), or 0 when `uri` has none. */
 static size_t scheme_length(const char *uri) {
     size_t i = 0;
@@ -186,8 +179,8 @@ static df_errkind file_uri_path(const char *uri, char **out, df_error *err) {
     size_t j = 0;
     for (size_t i = 0; i < n; i++) {
         if (p[i] == '%') {
-            int hi = i + 2 < n ? hexval(p[i + 1]) : -1;
-            int lo = i + 2 < n ? hexval(p[i + 2]) : -1;
+            int hi = i + 2 < n ? df_hex_value(p[i + 1]) : -1;
+            int lo = i + 2 < n ? df_hex_value(p[i + 2]) : -1;
             if (hi < 0 || lo < 0 || (hi == 0 && lo == 0)) {
                 df_free(path);
                 return bad_location(err);

@@ -60,15 +60,8 @@ static df_errkind add(df_catalog *cat, entry *e, df_error *err) {
     if (find_locked(cat, e->name) >= 0) {
         k = df_error_set(err, DF_ERR_DUPLICATE_SOURCE_NAME, "a table or view named `%.200s` is already registered",
                          e->name);
-    } else if (cat->n == cat->cap) {
-        int32_t ncap = cat->cap ? cat->cap * 2 : 16;
-        entry *ne = df_realloc(cat->entries, (size_t)ncap * sizeof *ne);
-        if (!ne) {
-            k = DF_OOM(err);
-        } else {
-            cat->entries = ne;
-            cat->cap = ncap;
-        }
+    } else {
+        k = DF_ARRAY_RESERVE(cat->entries, cat->cap, cat->n + 1, 16, err);
     }
     if (!k) cat->entries[cat->n++] = *e;
     pthread_mutex_unlock(&cat->mu);

@@ -113,15 +113,10 @@ char *df__lplan_strdup(df_lplan *p, const char *s) {
 }
 
 df_errkind df__lplan_defer(df_lplan *p, df_lplan_cleanup_fn fn, void *ptr, df_error *err) {
-    if (p->ncleanups == p->cap_cleanups) {
-        int32_t ncap = p->cap_cleanups ? p->cap_cleanups * 2 : 32;
-        df_lplan_cleanup *n = df_realloc(p->cleanups, (size_t)ncap * sizeof *n);
-        if (!n) {
-            fn(ptr);
-            return DF_OOM(err);
-        }
-        p->cleanups = n;
-        p->cap_cleanups = ncap;
+    df_errkind k = DF_ARRAY_RESERVE(p->cleanups, p->cap_cleanups, p->ncleanups + 1, 32, err);
+    if (k) {
+        fn(ptr);
+        return k;
     }
     p->cleanups[p->ncleanups++] = (df_lplan_cleanup){fn, ptr};
     return DF_OK;
@@ -368,20 +363,6 @@ static df_errkind append_decimal(df_buf *out, df_i128 v, int scale, df_error *er
     return k;
 }
 
-/* Civil date from days since the epoch (Howard Hinnant's algorithm). */
-static void civil_from_days(int64_t z, int64_t *y, int *m, int *d) {
-    z += 719468;
-    int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-    int64_t doe = z - era * 146097;
-    int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-    int64_t yy = yoe + era * 400;
-    int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    int64_t mp = (5 * doy + 2) / 153;
-    *d = (int)(doy - (153 * mp + 2) / 5 + 1);
-    *m = (int)(mp < 10 ? mp + 3 : mp - 9);
-    *y = yy + (*m <= 2);
-}
-
 df_errkind df__scalar_format(const df_scalar *s, df_buf *out, df_error *err) {
     if (s->is_null) return df_buf_append_str(out, "NULL", err);
     switch (s->type->id) {
@@ -399,7 +380,7 @@ df_errkind df__scalar_format(const df_scalar *s, df_buf *out, df_error *err) {
     case DF_TYPE_DATE32: {
         int64_t y;
         int m, d;
-        civil_from_days(s->v.i64, &y, &m, &d);
+        df_civil_from_days(s->v.i64, &y, &m, &d);
         return df_buf_printf(out, err, "%04" PRId64 "-%02d-%02d", y, m, d);
     }
     case DF_TYPE_UTF8:
@@ -413,7 +394,7 @@ df_errkind df__scalar_format(const df_scalar *s, df_buf *out, df_error *err) {
         if (rem < 0) rem += 86400, days--;
         int64_t y;
         int m, d;
-        civil_from_days(days, &y, &m, &d);
+        df_civil_from_days(days, &y, &m, &d);
         DF_TRY(df_buf_printf(out, err, "%04" PRId64 "-%02d-%02dT%02d:%02d:%02d", y, m, d, (int)(rem / 3600),
                              (int)(rem / 60 % 60), (int)(rem % 60)));
         if (frac) {

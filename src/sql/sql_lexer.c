@@ -115,13 +115,7 @@ typedef struct lexer {
 
 static df_errkind push(lexer *lx, sql_tok type, sql_kw kw, int32_t start, int32_t end, df_error *err) {
     sql_tokens *t = lx->out;
-    if (t->n == lx->cap) {
-        int32_t ncap = lx->cap ? lx->cap * 2 : 64;
-        sql_token *nt = df_realloc(t->toks, (size_t)ncap * sizeof *nt);
-        if (!nt) return DF_OOM(err);
-        t->toks = nt;
-        lx->cap = ncap;
-    }
+    DF_TRY(DF_ARRAY_RESERVE(t->toks, lx->cap, t->n + 1, 64, err));
     t->toks[t->n++] = (sql_token){.type = type, .kw = kw, .start = start, .len = end - start};
     return DF_OK;
 }
@@ -296,25 +290,8 @@ static df_errkind scan_one(lexer *lx, df_error *err) {
  * literals become Utf8 values, which must be valid.
  */
 static int32_t first_invalid_utf8(const uint8_t *s, int32_t n) {
-    int32_t i = 0;
-    while (i < n) {
-        uint8_t c = s[i];
-        if (c < 0x80) {
-            i++;
-            continue;
-        }
-        int32_t len = (c & 0xE0) == 0xC0 ? 2 : (c & 0xF0) == 0xE0 ? 3 : (c & 0xF8) == 0xF0 ? 4 : 0;
-        if (len == 0 || i + len > n) return i;
-        uint32_t cp = len == 2 ? c & 0x1Fu : len == 3 ? c & 0x0Fu : c & 0x07u;
-        for (int32_t k = 1; k < len; k++) {
-            if ((s[i + k] & 0xC0) != 0x80) return i;
-            cp = (cp << 6) | (s[i + k] & 0x3Fu);
-        }
-        static const uint32_t min_cp[5] = {0, 0, 0x80, 0x800, 0x10000};
-        if (cp < min_cp[len] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return i;
-        i += len;
-    }
-    return -1;
+    size_t valid = df_utf8_valid_prefix(s, (size_t)n);
+    return valid == (size_t)n ? -1 : (int32_t)valid;
 }
 
 df_errkind df__sql_lex(const char *text, size_t len, sql_tokens *out, df_error *err) {

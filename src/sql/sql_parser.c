@@ -91,8 +91,7 @@ static void describe(const parser *p, const sql_token *t, char *buf, size_t size
     int32_t len = t->len;
     const char *dots = "";
     if (len > 40) {
-        len = 40;
-        while (len > 0 && ((unsigned char)p->text[t->start + len] & 0xC0) == 0x80) len--;
+        len = (int32_t)df_utf8_cut((const uint8_t *)p->text + t->start, (size_t)len, 40);
         dots = "...";
     }
     snprintf(buf, size, "`%.*s%s`", (int)len, p->text + t->start, dots);
@@ -213,41 +212,6 @@ static char *unquote(parser *p, const sql_token *t, int32_t skip, int32_t *out_l
     return d;
 }
 
-static int hexval(char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
-
-/* Appends code point cp as UTF-8; returns bytes written (0 if invalid). */
-static int put_utf8(char *d, uint32_t cp) {
-    if (cp < 0x80) {
-        d[0] = (char)cp;
-        return 1;
-    }
-    if (cp < 0x800) {
-        d[0] = (char)(0xC0 | (cp >> 6));
-        d[1] = (char)(0x80 | (cp & 0x3F));
-        return 2;
-    }
-    if (cp >= 0xD800 && cp <= 0xDFFF) return 0;
-    if (cp < 0x10000) {
-        d[0] = (char)(0xE0 | (cp >> 12));
-        d[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        d[2] = (char)(0x80 | (cp & 0x3F));
-        return 3;
-    }
-    if (cp <= 0x10FFFF) {
-        d[0] = (char)(0xF0 | (cp >> 18));
-        d[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
-        d[2] = (char)(0x80 | ((cp >> 6) & 0x3F));
-        d[3] = (char)(0x80 | (cp & 0x3F));
-        return 4;
-    }
-    return 0;
-}
-
 /* Decodes E'...' escapes: \n \t \r \b \f \\ \' \xHH \uXXXX \UXXXXXXXX and octal \ooo. */
 static char *unescape_estring(parser *p, const sql_token *t, int32_t *out_len) {
     const char *s = p->text + t->start + 2;
@@ -275,7 +239,7 @@ static char *unescape_estring(parser *p, const sql_token *t, int32_t *out_len) {
         case 'f': d[k++] = '\f'; break;
         case 'x': {
             int v = 0, m = 0;
-            while (m < 2 && j + 1 < n && hexval(s[j + 1]) >= 0) v = v * 16 + hexval(s[++j]), m++;
+            while (m < 2 && j + 1 < n && df_hex_value(s[j + 1]) >= 0) v = v * 16 + df_hex_value(s[++j]), m++;
             if (m == 0) return fail_at(p, DF_ERR_SQL_SYNTAX, t->start, "invalid \\x escape in string");
             d[k++] = (char)v;
             break;
@@ -285,13 +249,12 @@ static char *unescape_estring(parser *p, const sql_token *t, int32_t *out_len) {
             int want = e == 'u' ? 4 : 8;
             uint32_t v = 0;
             for (int m = 0; m < want; m++) {
-                if (j + 1 >= n || hexval(s[j + 1]) < 0)
+                if (j + 1 >= n || df_hex_value(s[j + 1]) < 0)
                     return fail_at(p, DF_ERR_SQL_SYNTAX, t->start, "invalid unicode escape in string");
-                v = v * 16 + (uint32_t)hexval(s[++j]);
+                v = v * 16 + (uint32_t)df_hex_value(s[++j]);
             }
-            int w = put_utf8(d + k, v);
-            if (!w) return fail_at(p, DF_ERR_SQL_SYNTAX, t->start, "invalid unicode escape in string");
-            k += w;
+            if (!df_unicode_is_scalar(v)) return fail_at(p, DF_ERR_SQL_SYNTAX, t->start, "invalid unicode escape in string");
+            k += (int32_t)df_utf8_encode(v, (uint8_t *)d + k);
             break;
         }
         default:
@@ -318,11 +281,7 @@ static char *decode_xstring(parser *p, const sql_token *t, int32_t *out_len) {
     if (n % 2) return fail_at(p, DF_ERR_SQL_SYNTAX, t->start, "hex string has an odd number of digits");
     char *d = df_arena_alloc(p->arena, (size_t)n / 2 + 1);
     if (!d) return oom(p);
-    for (int32_t j = 0; j < n; j += 2) {
-        int hi = hexval(s[j]), lo = hexval(s[j + 1]);
-        if (hi < 0 || lo < 0) return fail_at(p, DF_ERR_SQL_SYNTAX, t->start, "invalid hex string");
-        d[j / 2] = (char)(hi * 16 + lo);
-    }
+    if (!df_hex_decode(s, (size_t)n, (uint8_t *)d)) return fail_at(p, DF_ERR_SQL_SYNTAX, t->start, "invalid hex string");
     d[n / 2] = '\0';
     *out_len = n / 2;
     return d;

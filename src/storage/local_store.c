@@ -23,13 +23,6 @@ typedef struct local_store {
 
 /* ---- percent-decoding and URI parsing --------------------------------- */
 
-static int hex_value(char c) {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-    return -1;
-}
-
 df_errkind df_uri_decode_path(const char *in, char **out, df_error *err) {
     *out = NULL;
     if (!in) return df_error_set(err, DF_ERR_INVALID_ARGUMENT, "no path to decode");
@@ -42,8 +35,8 @@ df_errkind df_uri_decode_path(const char *in, char **out, df_error *err) {
             d[j++] = in[i];
             continue;
         }
-        int hi = i + 1 < n ? hex_value(in[i + 1]) : -1;
-        int lo = i + 2 < n ? hex_value(in[i + 2]) : -1;
+        int hi = i + 1 < n ? df_hex_value(in[i + 1]) : -1;
+        int lo = i + 2 < n ? df_hex_value(in[i + 2]) : -1;
         if (hi < 0 || lo < 0 || (hi == 0 && lo == 0)) {
             df_free(d);
             df_error_set(err, DF_ERR_INVALID_ARGUMENT, "bad percent escape in path at offset %zu", i);
@@ -185,13 +178,7 @@ static int entry_cmp(const void *a, const void *b) {
 /* Appends one directory entry (stat'ed for size and kind) to a growing array. */
 static df_errkind add_entry(const char *dir, const char *name, df_store_entry **arr, size_t *n, size_t *cap,
                             df_error *err) {
-    if (*n == *cap) {
-        size_t ncap = *cap ? *cap * 2 : 16;
-        df_store_entry *p = df_realloc(*arr, ncap * sizeof *p);
-        if (!p) return DF_OOM(err);
-        *arr = p;
-        *cap = ncap;
-    }
+    DF_TRY(DF_ARRAY_RESERVE(*arr, *cap, *n + 1, 16, err));
     df_buf full;
     df_buf_init(&full, 0);
     DF_TRY(df_buf_printf(&full, err, "%s/%s", dir, name));

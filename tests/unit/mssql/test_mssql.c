@@ -5,6 +5,7 @@
  * in-process TDS server on a loopback socket.
  */
 #include "df_test.h"
+#include "df_scramble.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -368,10 +369,12 @@ static df_batch *one_column(df_type *t, const void *value, size_t width, bool nu
 /*
  * Loads one value through the client into a column of `type_text` (NULL
  * allowed or not) and returns the encoded ROW value bytes (after the 0xD1
- * token); *meta_type is the TDS type the COLMETADATA announced.
+ * token); *meta_type is the TDS type the COLMETADATA announced.  When the
+ * write fails, *kind and (if given) *subkind say how.
  */
 static size_t encode_one_as(const char *type_text, bool nullable, df_type *src, const void *value, size_t width,
-                            bool null, uint8_t *out, size_t cap, df_errkind *kind, uint8_t *meta_type) {
+                            bool null, uint8_t *out, size_t cap, df_errkind *kind, df_errkind *subkind,
+                            uint8_t *meta_type) {
     fake_server fs;
     pthread_t th;
     fake_server_start(&fs, &th);
@@ -386,6 +389,7 @@ static size_t encode_one_as(const char *type_text, bool nullable, df_type *src, 
     DF_ASSERT_OK(df_mssql_bulk_begin(c, "[dbo].[t]", &col, 1, NULL, &b, &err), &err);
     df_batch *batch = one_column(src, value, width, null);
     *kind = df_mssql_bulk_write(b, batch, &err);
+    if (subkind) *subkind = err.subkind;
     df_batch_release(batch);
     size_t n = 0;
     if (*kind == DF_OK) {
@@ -419,7 +423,7 @@ static size_t encode_one_as(const char *type_text, bool nullable, df_type *src, 
 static size_t encode_one(const char *type_text, df_type *src, const void *value, size_t width, bool null,
                          uint8_t *out, size_t cap, df_errkind *kind) {
     uint8_t t;
-    return encode_one_as(type_text, true, src, value, width, null, out, cap, kind, &t);
+    return encode_one_as(type_text, true, src, value, width, null, out, cap, kind, NULL, &t);
 }
 
 /* A NOT NULL column: the announced type must be `want_type` (the fixed form) and the value bytes `want`. */
@@ -427,7 +431,7 @@ static void expect_fixed(const char *type_text, df_type *src, const void *value,
                          const uint8_t *want, size_t want_len) {
     uint8_t got[64], t = 0;
     df_errkind k;
-    size_t n = encode_one_as(type_text, false, src, value, width, false, got, sizeof got, &k, &t);
+    size_t n = encode_one_as(type_text, false, src, value, width, false, got, sizeof got, &k, NULL, &t);
     DF_ASSERT_OK(k, NULL);
     DF_ASSERT_EQ_INT(t, want_type);
     DF_ASSERT_EQ_INT(n, want_len);
@@ -564,6 +568,69 @@ DF_TEST(bulk_rejects_values_that_do_not_fit) {
     encode_one("datetime", tsu, &early, 8, false, got, sizeof got, &k);
     DF_ASSERT_KIND(k, DF_ERR_VALUE_CONVERSION);
     df_type_release(tsu);
+}
+
+/*
+ * Every way a value can fail carries its value conversion subkind (what the
+ * writer turns into a diagnostics code), whatever the message says: the
+ * same subkinds with every message scrambled.
+ */
+DF_TEST(bulk_conversion_failures_carry_their_subkind_not_their_wording) {
+    df_type *dec = df_type_decimal(10, 2), *tsn = df_type_timestamp(DF_UNIT_NANO, NULL);
+    df_type *tsu = df_type_timestamp(DF_UNIT_MICRO, NULL), *t64 = df_type_time(DF_UNIT_NANO);
+    int32_t big = 70000, before_0001 = -719163; /* 0000-12-31 */
+    int64_t one_ns = 1, noon_us = 43200000000LL, early_us = -6847804800000000LL - 86400000000LL;
+    int64_t year_0_us = -62135596800000000LL - 86400000000LL, day_and_a_bit_ns = 86400000000000LL + 1000;
+    int64_t ticks_overflow_us = INT64_MAX / 5;
+    df_i128 d = 12345; /* 123.45 */
+    double nan = __builtin_nan(""), huge = 1e300;
+    struct {
+        const char *type_text;
+        bool nullable;
+        df_type *src;
+        const void *value;
+        size_t width;
+        bool null;
+        df_errkind want;
+    } cases[] = {
+        {"smallint", true, df_type_int32(), &big, 4, false, DF_ERR_INTEGER_OUT_OF_RANGE},
+        {"int", false, df_type_int32(), &big, 4, true, DF_ERR_NULL_IN_NON_NULLABLE_COLUMN},
+        {"nvarchar(10)", false, df_type_utf8(), NULL, 0, true, DF_ERR_NULL_IN_NON_NULLABLE_COLUMN},
+        {"nvarchar(3)", true, df_type_utf8(), "abcd", 4, false, DF_ERR_VALUE_TOO_LONG},
+        {"varchar(10)", true, df_type_utf8(), "h\xC3\xA9", 3, false, DF_ERR_VALUE_TOO_LONG},
+        {"nvarchar(10)", true, df_type_utf8(), "\xFF", 1, false, DF_ERR_VALUE_CONVERSION_UNSUPPORTED},
+        {"nvarchar(10)", true, df_type_int32(), &big, 4, false, DF_ERR_VALUE_CONVERSION_UNSUPPORTED},
+        {"decimal(3,2)", true, dec, &d, 16, false, DF_ERR_DECIMAL_OUT_OF_RANGE},
+        {"decimal(10,1)", true, dec, &d, 16, false, DF_ERR_DECIMAL_OUT_OF_RANGE},
+        {"float", true, df_type_float64(), &nan, 8, false, DF_ERR_NON_FINITE_FLOAT},
+        {"real", true, df_type_float64(), &huge, 8, false, DF_ERR_INTEGER_OUT_OF_RANGE},
+        {"datetime2(7)", true, tsn, &one_ns, 8, false, DF_ERR_LOSSY_CONVERSION},
+        {"datetime2(7)", true, tsu, &ticks_overflow_us, 8, false, DF_ERR_INTEGER_OUT_OF_RANGE},
+        {"datetime2(7)", true, tsu, &year_0_us, 8, false, DF_ERR_TIMESTAMP_OUT_OF_RANGE},
+        {"date", true, tsu, &noon_us, 8, false, DF_ERR_LOSSY_CONVERSION},
+        {"date", true, df_type_date32(), &before_0001, 4, false, DF_ERR_TIMESTAMP_OUT_OF_RANGE},
+        {"time(7)", true, t64, &day_and_a_bit_ns, 8, false, DF_ERR_INTEGER_OUT_OF_RANGE},
+        {"datetime", true, tsu, &early_us, 8, false, DF_ERR_VALUE_CONVERSION_UNSUPPORTED},
+        {"uniqueidentifier", true, df_type_utf8(), "not-a-guid", 10, false, DF_ERR_VALUE_CONVERSION_UNSUPPORTED},
+    };
+    for (int scrambled = 0; scrambled < 2; scrambled++) {
+        df_test_scramble_messages(scrambled);
+        for (size_t i = 0; i < DF_ARRAY_LEN(cases); i++) {
+            uint8_t got[64], t;
+            df_errkind k = DF_OK, sub = DF_OK;
+            encode_one_as(cases[i].type_text, cases[i].nullable, cases[i].src, cases[i].value, cases[i].width,
+                          cases[i].null, got, sizeof got, &k, &sub, &t);
+            if (k != DF_ERR_VALUE_CONVERSION || sub != cases[i].want)
+                df_test_fail(__FILE__, __LINE__, "case %zu (%s, scrambled %d): %s/%s, expected value_conversion/%s", i,
+                             cases[i].type_text, scrambled, df_errkind_name(k), df_errkind_name(sub),
+                             df_errkind_name(cases[i].want));
+        }
+    }
+    df_test_scramble_messages(false);
+    df_type_release(dec);
+    df_type_release(tsn);
+    df_type_release(tsu);
+    df_type_release(t64);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -750,4 +817,199 @@ DF_TEST(cancel_and_timeout_send_attention_and_keep_the_connection) {
     close(fs.listen_fd);
     df_buf_free(&fs.bulk);
     df_error_clear(&err);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Classification by kind and subkind, never by message text                 */
+
+/* Reads a bulk stream with the general reader (as the peer does); returns the first failure. */
+static df_errkind read_bulk_stream(const uint8_t *p, size_t n, df_error *err) {
+    df__tds_rd r;
+    df__tds_rd_init(&r, p, n);
+    df__tds_bulk_meta meta;
+    DF_TRY(df__tds_bulk_meta_read(&r, &meta, err));
+    df__tds_value vals[MB_COLS];
+    df_buf scratch;
+    df_buf_init(&scratch, 0);
+    df_errkind k = DF_OK;
+    for (;;) {
+        uint8_t tok;
+        k = df__tds_rd_u8(&r, &tok, err);
+        if (k != DF_OK) break;
+        if (tok == TDS_TOK_DONE) {
+            k = df__tds_rd_skip(&r, 12, err);
+            break;
+        }
+        if (tok != TDS_TOK_ROW) {
+            k = df_error_set(err, DF_ERR_TDS_PROTOCOL, "token 0x%02X in a bulk stream", tok);
+            break;
+        }
+        k = df__tds_bulk_row_read(&r, &meta, &scratch, vals, err);
+        if (k != DF_OK) break;
+    }
+    df_free(meta.ti);
+    df_buf_free(&scratch);
+    return k;
+}
+
+/*
+ * The peer's streaming bulk reader waits for more bytes when the data ended
+ * early: df__tds_truncated must say so by subkind, whatever the message
+ * says, and must not say so for a stream that is wrong rather than short.
+ */
+DF_TEST(truncated_tds_data_is_told_by_subkind) {
+    fake_server fs;
+    pthread_t th;
+    fake_server_start(&fs, &th);
+    char cs[128];
+    snprintf(cs, sizeof cs, "server=127.0.0.1,%d;uid=u;pwd=p;encrypt=DANGER_PLAINTEXT", fs.port);
+    df_mssql_conn *c;
+    df_error err = {0};
+    DF_ASSERT_OK(df_mssql_connect_string(cs, &c, &err), &err);
+    static const char *types[MB_COLS] = {"bigint", "int", "smallint", "float", "real", "bit"};
+    static const char *names[MB_COLS] = {"a", "b", "c", "d", "e", "f"};
+    df_mssql_column cols[MB_COLS];
+    for (int j = 0; j < MB_COLS; j++) {
+        cols[j] = (df_mssql_column){.name = names[j], .nullable = true};
+        DF_ASSERT_OK(df_mssql_type_parse(types[j], &cols[j], &err), &err);
+    }
+    df_mssql_bulk *b;
+    DF_ASSERT_OK(df_mssql_bulk_begin(c, "[dbo].[t]", cols, MB_COLS, NULL, &b, &err), &err);
+    df_batch *batch = mb_batch(0, 12, -1);
+    DF_ASSERT_OK(df_mssql_bulk_write(b, batch, &err), &err);
+    df_batch_release(batch);
+    int64_t rows;
+    DF_ASSERT_OK(df_mssql_bulk_finish(b, &rows, &err), &err);
+    df_mssql_close(c);
+    pthread_join(th, NULL);
+    close(fs.listen_fd);
+    const uint8_t *stream = (const uint8_t *)fs.bulk.data;
+    size_t len = fs.bulk.len;
+    DF_ASSERT_OK(read_bulk_stream(stream, len, &err), &err);
+    uint8_t *bad = df_malloc(len);
+    DF_ASSERT(bad != NULL);
+    for (int scrambled = 0; scrambled < 2; scrambled++) {
+        df_test_scramble_messages(scrambled);
+        for (size_t n = 0; n < len; n++) {
+            DF_ASSERT_KIND(read_bulk_stream(stream, n, &err), DF_ERR_TDS_PROTOCOL);
+            if (!df__tds_truncated(&err))
+                df_test_fail(__FILE__, __LINE__, "a %zu-byte prefix is not truncated (scrambled %d): %s", n,
+                             scrambled, err.message);
+        }
+        /* The first ROW token (right after COLMETADATA) replaced by an unknown one: malformed, not short. */
+        df__tds_rd r;
+        df__tds_rd_init(&r, stream, len);
+        df__tds_bulk_meta meta;
+        DF_ASSERT_OK(df__tds_bulk_meta_read(&r, &meta, &err), &err);
+        df_free(meta.ti);
+        size_t row = (size_t)(r.p - stream);
+        DF_ASSERT_EQ_INT(stream[row], TDS_TOK_ROW);
+        memcpy(bad, stream, len);
+        bad[row] = 0x42;
+        DF_ASSERT_KIND(read_bulk_stream(bad, len, &err), DF_ERR_TDS_PROTOCOL);
+        DF_ASSERT(!df__tds_truncated(&err));
+        /* A plain short read through the fixed-size readers. */
+        df__tds_rd_init(&r, stream, 2);
+        uint32_t u;
+        DF_ASSERT_KIND(df__tds_rd_u32(&r, &u, &err), DF_ERR_TDS_PROTOCOL);
+        DF_ASSERT(df__tds_truncated(&err));
+        DF_ASSERT_EQ_INT(err.subkind, DF_ERR_TDS_TRUNCATED);
+    }
+    df_test_scramble_messages(false);
+    df_free(bad);
+    df_buf_free(&fs.bulk);
+    df_error_clear(&err);
+}
+
+typedef enum setup_fault {
+    SETUP_CLOSE_AT_ONCE,        /* accept, then close: the client's PRELOGIN goes unanswered */
+    SETUP_NOT_THIS_INSTANCE,    /* answer PRELOGIN with INSTOPT = 1 (the instance is not hosted here) */
+} setup_fault;
+
+typedef struct setup_server {
+    int listen_fd;
+    int port;
+    setup_fault fault;
+} setup_server;
+
+static void *setup_server_run(void *arg) {
+    setup_server *ss = arg;
+    int fd = accept(ss->listen_fd, NULL, NULL);
+    if (fd < 0) return NULL;
+    if (ss->fault == SETUP_CLOSE_AT_ONCE) {
+        close(fd);
+        return NULL;
+    }
+    df__tds_io *io;
+    if (df__tds_io_new(fd, 10000, &io, NULL) != DF_OK) return NULL;
+    df_buf msg;
+    df_buf_init(&msg, 0);
+    uint8_t type, status;
+    df__tds_io_read_message(io, &type, &status, &msg, 65536, NULL);
+    /* VERSION (6 bytes at 16), ENCRYPTION = not supported (1 byte at 22), INSTOPT = 1 (1 byte at 23). */
+    static const uint8_t pre[] = {0, 0, 16, 0, 6, 1, 0, 22, 0, 1, 2, 0, 23, 0, 1, 0xFF,
+                                  15, 0, 7, 0xD0, 0, 0, 2, 1};
+    df__tds_io_send_message(io, TDS_PKT_REPLY, pre, sizeof pre, NULL);
+    df__tds_io_read_message(io, &type, &status, &msg, 65536, NULL); /* until the client hangs up */
+    df_buf_free(&msg);
+    df__tds_io_free(io);
+    return NULL;
+}
+
+/* Connects to a server that fails setup with `fault`; returns the kind, *subkind the subkind. */
+static df_errkind connect_with_fault(setup_fault fault, df_errkind *subkind) {
+    setup_server ss = {.fault = fault};
+    ss.listen_fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    DF_ASSERT(bind(ss.listen_fd, (struct sockaddr *)&a, sizeof a) == 0);
+    DF_ASSERT(listen(ss.listen_fd, 1) == 0);
+    socklen_t l = sizeof a;
+    getsockname(ss.listen_fd, (struct sockaddr *)&a, &l);
+    ss.port = ntohs(a.sin_port);
+    pthread_t th;
+    pthread_create(&th, NULL, setup_server_run, &ss);
+    char cs[128];
+    snprintf(cs, sizeof cs, "server=127.0.0.1,%d;uid=u;pwd=p;encrypt=DANGER_PLAINTEXT", ss.port);
+    df_mssql_conn *c = NULL;
+    df_error err = {0};
+    df_errkind k = df_mssql_connect_string(cs, &c, &err);
+    *subkind = err.subkind;
+    df_mssql_close(c);
+    pthread_join(th, NULL);
+    close(ss.listen_fd);
+    df_error_clear(&err);
+    return k;
+}
+
+/* A port nobody listens on: bound, then closed. */
+static int closed_port(void) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    DF_ASSERT(bind(fd, (struct sockaddr *)&a, sizeof a) == 0);
+    socklen_t l = sizeof a;
+    getsockname(fd, (struct sockaddr *)&a, &l);
+    close(fd);
+    return ntohs(a.sin_port);
+}
+
+/* Which connect step failed is a subkind of DF_ERR_MSSQL_CONNECT (the writer names the step from it). */
+DF_TEST(connect_failures_say_which_step_failed_by_subkind) {
+    for (int scrambled = 0; scrambled < 2; scrambled++) {
+        df_test_scramble_messages(scrambled);
+        char cs[128];
+        snprintf(cs, sizeof cs, "server=127.0.0.1,%d;uid=u;pwd=p;encrypt=DANGER_PLAINTEXT", closed_port());
+        df_mssql_conn *c = NULL;
+        df_error err = {0};
+        DF_ASSERT_KIND(df_mssql_connect_string(cs, &c, &err), DF_ERR_MSSQL_CONNECT);
+        DF_ASSERT_EQ_INT(err.subkind, DF_ERR_MSSQL_TCP_CONNECT);
+        DF_ASSERT_EQ_STR(err.phase, "connect");
+        DF_ASSERT_EQ_INT(err.code, 0);
+        df_error_clear(&err);
+        df_errkind sub;
+        DF_ASSERT_KIND(connect_with_fault(SETUP_CLOSE_AT_ONCE, &sub), DF_ERR_MSSQL_CONNECT);
+        DF_ASSERT_EQ_INT(sub, DF_ERR_MSSQL_CLIENT_SETUP);
+        DF_ASSERT_KIND(connect_with_fault(SETUP_NOT_THIS_INSTANCE, &sub), DF_ERR_MSSQL_CONNECT);
+        DF_ASSERT_EQ_INT(sub, DF_OK);
+    }
+    df_test_scramble_messages(false);
 }
