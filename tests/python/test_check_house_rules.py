@@ -41,6 +41,8 @@ static int quiet(void) { return 0; }
 int df_fine(void) { return quiet(); }
 int df__fine_too;
 """
+# A comment citing an outside document (split so this file does not cite one).
+BAD_C += "/* as the core" + "-spec " + "4.2 says */\n"
 
 
 def write(root, rel, text):
@@ -100,6 +102,7 @@ class SyntheticTree(unittest.TestCase):
             ("src/x/x.c:16:", "banned", "abort()"),
             ("src/x/x.c:17:", "banned", "stderr"),
             ("src/x/x.c:20:", "message", "strstr()"),
+            ("src/x/x.c:24:", "citation", "-spec"),
             ("src/common/uses_columnar.c:1:", "layering", "src/common/ must not depend on src/columnar/"),
             ("src/x:", "layering", "not in the module graph"),
             ("src/y:", "layering", "not in the module graph"),
@@ -113,7 +116,7 @@ class SyntheticTree(unittest.TestCase):
         for quiet in ("made_private", "hidden", "quiet", "df_fine", "prototype_only", "snprintf",
                       "tests/", "mssql-peer"):
             self.assertNotIn(quiet, out)
-        self.assertIn("house rules: 16 violation(s)", out)
+        self.assertIn("house rules: 17 violation(s)", out)
 
 
 class ThisCheckout(unittest.TestCase):
