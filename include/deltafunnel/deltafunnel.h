@@ -430,7 +430,8 @@ void df_write_options_init(df_write_options *opts);
 /*
  * Writes one output (Table.write_to_mssql).  With `dry_run` it plans
  * without I/O and returns the dry-run report; otherwise it runs the
- * load-mode lifecycle (docs/writes.md) and returns the execute report.  *report_json is a JSON object (caller frees with df_free).
+ * load-mode lifecycle (docs/writes.md) and returns the execute report.
+ * *report_json is a JSON object (caller frees with df_free).
  * Failures keep the reference (phase, kind): planning errors
  * (mssql_target_config, mssql_schema_planning, mssql_ddl_planning, ...) and
  * DF_ERR_MSSQL_WRITE_PHASE with the failing phase as df_error.phase and the

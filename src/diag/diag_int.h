@@ -39,7 +39,7 @@ typedef enum df_diag_span_kind {
     DF_DIAG_SK_AWAIT = 8,     /* Await Delta scan output (async, not on a stack) */
 } df_diag_span_kind;
 
-/* Semantic tracks, named as in the comments.  NONE = context-only (thread track). */
+/* Semantic tracks (each comment gives the track's name).  NONE = context-only (thread track). */
 typedef enum df_diag_track_kind {
     DF_DIAG_TK_NONE = 0,
     DF_DIAG_TK_DIAGNOSTICS = 1, /* "Delta Funnel diagnostics" */

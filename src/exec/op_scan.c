@@ -42,10 +42,11 @@ static df_errkind scan_produce(scan_op *s, df_batch **out, df_error *err);
 
 /*
  * The Delta scan's output waits ("Await Delta scan output", the span name
- * the reference implementation gives them): from asking the Delta reader for the next batch to
- * getting it, end of stream or an error.  Our reader is synchronous (I/O
- * and decoding run in this call), so the wait is this whole call; it is
- * recorded only for Delta providers, only when the execution is traced.
+ * the reference implementation gives them): from asking the Delta reader
+ * for the next batch to getting it, end of stream or an error.  Our reader
+ * is synchronous (I/O and decoding run in this call), so the wait is this
+ * whole call; it is recorded only for Delta providers, only when the
+ * execution is traced.
  */
 static df_errkind scan_next(df_op *op, df_batch **out, df_error *err) {
     scan_op *s = (scan_op *)op;

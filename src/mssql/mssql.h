@@ -236,10 +236,10 @@ df_errkind df_mssql_bulk_begin(df_mssql_conn *c, const char *table, const df_mss
  * batch is no longer needed when the call returns.  A send failure of an
  * earlier batch (CONNECTION_LOST, TIMEOUT, ... or the server's error when
  * it answered before closing) is returned by the next call or by
- * df_mssql_bulk_finish.  Source types are converted by these
- * rules: integers widen with range checks, decimals rescale
- * exactly, timestamps convert by unit and time zone, UTF-8 → UTF-16 for
- * n-types, ASCII-only for varchar without a UTF-8 collation).  A value
+ * df_mssql_bulk_finish.  Source types are converted by these rules:
+ * integers widen with range checks, decimals rescale exactly, timestamps
+ * convert by unit and time zone, UTF-8 → UTF-16 for n-types, ASCII-only
+ * for varchar without a UTF-8 collation.  A value
  * that does not fit fails with DF_ERR_VALUE_CONVERSION before any byte of
  * that batch is sent; the bulk stays open (abort it).
  */

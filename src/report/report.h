@@ -2,12 +2,12 @@
  * report: ranked profile reports built from diagnostics traces.
  *
  * A Perfetto trace written by src/diag (spans + native CPU samples) is
- * decoded and folded into a *ranked model*: exact semantic nodes (operations, phases, stages, query
- * planning, scan-output waits, details) with wall-clock durations, the
- * classification of every eligible CPU sample (direct / ambiguous /
- * unattributed), per-node native function trees with self and inclusive
- * sample counts, capture-health metadata, and per-worker-lane busy
- * intervals for the timeline.  The model holds aggregated nodes, never raw
+ * decoded and folded into a *ranked model*: exact semantic nodes
+ * (operations, phases, stages, query planning, scan-output waits, details)
+ * with wall-clock durations, the classification of every eligible CPU
+ * sample (direct / ambiguous / unattributed), per-node native function
+ * trees with self and inclusive sample counts, capture-health metadata,
+ * and per-worker-lane busy intervals for the timeline.  The model holds aggregated nodes, never raw
  * samples, so a million samples fold into a few thousand records.
  *
  * The model is data; everything else only reads it:
@@ -16,13 +16,13 @@
  *   - the terminal inspector (one-shot views and line commands),
  *   - the side-by-side diff of two profiles.
  * Validation invariants (bounds, consistency, sample conservation) are
- * checked when a model is built,
- * before it is written and after it is read.
+ * checked when a model is built, before it is written and after it is read.
  *
  * Nothing here prints, exits or aborts.  Failures return a df_errkind and
  * fill `err` with a phase ("input", "health", "aggregate_validation",
- * "serialization", "output": the CLI maps each to its exit code) and a specific kind
- * of df_errkinds.def (df_errkind_name: "invalid_artifact_magic").
+ * "serialization", "output": the CLI maps each to its exit code) and a
+ * specific kind of df_errkinds.def (df_errkind_name:
+ * "invalid_artifact_magic").
  */
 #ifndef DF_REPORT_REPORT_H
 #define DF_REPORT_REPORT_H
@@ -281,9 +281,8 @@ df_errkind df_report_inspector_render(df_report_inspector *in, df_buf *out, df_e
  * Runs one interactive command line (already stripped of its newline; at
  * most 1024 bytes, checked by the caller or here) and appends its response
  * (without the end marker) to `out`.  *quit is set by `quit`.  A command the
- * user got wrong returns DF_ERR_INTERACTIVE_COMMAND with the message shown to
- * the user
- * and leaves the state unchanged.
+ * user got wrong returns DF_ERR_INTERACTIVE_COMMAND with the message shown
+ * to the user and leaves the state unchanged.
  */
 df_errkind df_report_inspector_command(df_report_inspector *in, const char *line, size_t len, df_buf *out,
                                        bool *quit, df_error *err);

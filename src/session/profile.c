@@ -4,8 +4,8 @@
  * init_perfetto_diagnostics() under capture-workload.
  *
  * Ranked profile (the reference implementation's lifecycle, with an
- * in-process capture): check and resolve the outputs, make a private temporary
- * directory beside the report, start an operation-scoped capture (only the
+ * in-process capture): check and resolve the outputs, make a private
+ * temporary directory beside the report, start an operation-scoped capture (only the
  * calling thread's operations, with a capture_scope_id) writing the raw
  * trace there; at finish stop it, build the ranked model restricted to the
  * scope, write the artifact and the HTML report, remove the raw trace.
