@@ -57,7 +57,7 @@ struct df__aggm {
 
 static df_errkind account(df__aggm *m, int64_t bytes, df_error *err) {
     if (bytes <= 0 || !m->ctx) return DF_OK;
-    DF_TRY(df_exec_mem_reserve(m->ctx, bytes, err));
+    DF_TRY(df__exec_mem_reserve(m->ctx, bytes, err));
     m->reserved += bytes;
     return DF_OK;
 }
@@ -178,7 +178,7 @@ void df__aggm_free(df__aggm *m) {
     df_free(m->sdata);
     df_free(m->delim);
     df_vec_release(m->result);
-    if (m->ctx && m->reserved) df_exec_mem_release(m->ctx, m->reserved);
+    if (m->ctx && m->reserved) df__exec_mem_release(m->ctx, m->reserved);
     df_free(m);
 }
 

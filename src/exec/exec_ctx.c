@@ -6,7 +6,7 @@
  */
 #include "exec/exec_int.h"
 
-df_errkind df_exec_check_cancel(df_exec_ctx *ctx, df_error *err) {
+df_errkind df__exec_check_cancel(df_exec_ctx *ctx, df_error *err) {
     if (!df_exec_cancelled(ctx)) return DF_OK;
     return df_error_set(err, DF_ERR_CANCELLED, "query cancelled");
 }
@@ -14,15 +14,15 @@ df_errkind df_exec_check_cancel(df_exec_ctx *ctx, df_error *err) {
 /* The execution whose result stream this thread is pulling (see exec_int.h), or NULL. */
 static _Thread_local const df_exec_ctx *caller_of;
 
-const df_exec_ctx *df_exec_caller_enter(const df_exec_ctx *ctx) {
+const df_exec_ctx *df__exec_caller_enter(const df_exec_ctx *ctx) {
     const df_exec_ctx *prev = caller_of;
     caller_of = ctx;
     return prev;
 }
 
-void df_exec_caller_leave(const df_exec_ctx *prev) { caller_of = prev; }
+void df__exec_caller_leave(const df_exec_ctx *prev) { caller_of = prev; }
 
-void df_exec_token_acquire(df_exec_ctx *ctx) {
+void df__exec_token_acquire(df_exec_ctx *ctx) {
     if (caller_of == ctx) return;
     pthread_mutex_lock(&ctx->tok_mu);
     while (ctx->tokens <= 0) pthread_cond_wait(&ctx->tok_cv, &ctx->tok_mu);
@@ -30,7 +30,7 @@ void df_exec_token_acquire(df_exec_ctx *ctx) {
     pthread_mutex_unlock(&ctx->tok_mu);
 }
 
-void df_exec_token_release(df_exec_ctx *ctx) {
+void df__exec_token_release(df_exec_ctx *ctx) {
     if (caller_of == ctx) return;
     pthread_mutex_lock(&ctx->tok_mu);
     ctx->tokens++;
@@ -38,7 +38,7 @@ void df_exec_token_release(df_exec_ctx *ctx) {
     pthread_mutex_unlock(&ctx->tok_mu);
 }
 
-df_errkind df_exec_mem_reserve(df_exec_ctx *ctx, int64_t bytes, df_error *err) {
+df_errkind df__exec_mem_reserve(df_exec_ctx *ctx, int64_t bytes, df_error *err) {
     int64_t now = atomic_fetch_add_explicit(&ctx->mem_used, bytes, memory_order_relaxed) + bytes;
     if (ctx->mem_limit > 0 && now > ctx->mem_limit) {
         atomic_fetch_sub_explicit(&ctx->mem_used, bytes, memory_order_relaxed);
@@ -52,11 +52,11 @@ df_errkind df_exec_mem_reserve(df_exec_ctx *ctx, int64_t bytes, df_error *err) {
     return DF_OK;
 }
 
-void df_exec_mem_release(df_exec_ctx *ctx, int64_t bytes) {
+void df__exec_mem_release(df_exec_ctx *ctx, int64_t bytes) {
     atomic_fetch_sub_explicit(&ctx->mem_used, bytes, memory_order_relaxed);
 }
 
-void df_op_init(df_op *op, const df_op_vt *vt, df_pnode *node, df_exec_ctx *ctx, int32_t partition) {
+void df__op_init(df_op *op, const df_op_vt *vt, df_pnode *node, df_exec_ctx *ctx, int32_t partition) {
     op->vt = vt;
     op->node = node;
     op->ctx = ctx;
@@ -107,7 +107,7 @@ df_errkind df__pnode_open_traced(df_pnode *n, df_exec_ctx *ctx, int32_t p, df_op
     return k;
 }
 
-df_errkind df_pnode_new(const df_pnode_vt *vt, df_schema *schema, int32_t partitions, int32_t ninputs,
+df_errkind df__pnode_new(const df_pnode_vt *vt, df_schema *schema, int32_t partitions, int32_t ninputs,
                         df_pnode **out, df_error *err) {
     *out = NULL;
     df_pnode *n = df_calloc(1, sizeof *n);
@@ -127,9 +127,9 @@ df_errkind df_pnode_new(const df_pnode_vt *vt, df_schema *schema, int32_t partit
     return DF_OK;
 }
 
-void df_pnode_free(df_pnode *n) {
+void df__pnode_free(df_pnode *n) {
     if (!n) return;
-    for (int32_t i = 0; i < n->ninputs; i++) df_pnode_free(n->inputs[i]);
+    for (int32_t i = 0; i < n->ninputs; i++) df__pnode_free(n->inputs[i]);
     if (n->vt && n->vt->destroy) n->vt->destroy(n);
     df_free(n->inputs);
     df_free(n->metrics);
@@ -137,7 +137,7 @@ void df_pnode_free(df_pnode *n) {
     df_free(n);
 }
 
-df_errkind df_exec_schema_from_cols(const df_lcol *cols, int32_t n, df_schema **out, df_error *err) {
+df_errkind df__exec_schema_from_cols(const df_lcol *cols, int32_t n, df_schema **out, df_error *err) {
     df_schema *s;
     DF_TRY(df_schema_alloc(n, &s, err));
     for (int32_t i = 0; i < n; i++) {

@@ -69,23 +69,23 @@ static inline bool df_exec_cancelled(df_exec_ctx *ctx) {
            (ctx->user_cancel && atomic_load_explicit(ctx->user_cancel, memory_order_relaxed));
 }
 /* DF_ERR_CANCELLED when cancelled, else DF_OK. */
-df_errkind df_exec_check_cancel(df_exec_ctx *ctx, df_error *err);
+df_errkind df__exec_check_cancel(df_exec_ctx *ctx, df_error *err);
 /*
  * Takes a CPU token (blocks while none is free).  Both calls do nothing on
- * the thread that currently pulls ctx's result stream (df_exec_caller_enter).
+ * the thread that currently pulls ctx's result stream (df__exec_caller_enter).
  */
-void df_exec_token_acquire(df_exec_ctx *ctx);
-void df_exec_token_release(df_exec_ctx *ctx);
+void df__exec_token_acquire(df_exec_ctx *ctx);
+void df__exec_token_release(df_exec_ctx *ctx);
 /*
  * Marks the calling thread as ctx's caller (it computes without a token)
- * until df_exec_caller_leave; returns the previous mark, to hand back to
- * df_exec_caller_leave (streams of several executions may nest).
+ * until df__exec_caller_leave; returns the previous mark, to hand back to
+ * df__exec_caller_leave (streams of several executions may nest).
  */
-const df_exec_ctx *df_exec_caller_enter(const df_exec_ctx *ctx);
-void df_exec_caller_leave(const df_exec_ctx *prev);
+const df_exec_ctx *df__exec_caller_enter(const df_exec_ctx *ctx);
+void df__exec_caller_leave(const df_exec_ctx *prev);
 /* Reserves / returns memory against the limit; DF_ERR_OUT_OF_MEMORY over the limit. */
-df_errkind df_exec_mem_reserve(df_exec_ctx *ctx, int64_t bytes, df_error *err);
-void df_exec_mem_release(df_exec_ctx *ctx, int64_t bytes);
+df_errkind df__exec_mem_reserve(df_exec_ctx *ctx, int64_t bytes, df_error *err);
+void df__exec_mem_release(df_exec_ctx *ctx, int64_t bytes);
 
 /* ------------------------------------------------------------------------ */
 /* Metrics                                                                   */
@@ -137,7 +137,7 @@ static inline void df_op_close(df_op *op) {
 }
 
 /* Fills the common fields of a new operator state (and marks its metrics opened). */
-void df_op_init(df_op *op, const df_op_vt *vt, df_pnode *node, df_exec_ctx *ctx, int32_t partition);
+void df__op_init(df_op *op, const df_op_vt *vt, df_pnode *node, df_exec_ctx *ctx, int32_t partition);
 
 /* ------------------------------------------------------------------------ */
 /* Physical plan nodes                                                       */
@@ -178,15 +178,15 @@ static inline df_errkind df_pnode_open(df_pnode *n, df_exec_ctx *ctx, int32_t p,
 }
 
 /* Allocates a node with `ninputs` children slots and a schema reference. */
-df_errkind df_pnode_new(const df_pnode_vt *vt, df_schema *schema, int32_t partitions, int32_t ninputs,
+df_errkind df__pnode_new(const df_pnode_vt *vt, df_schema *schema, int32_t partitions, int32_t ninputs,
                         df_pnode **out, df_error *err);
 /* Frees a node tree (children first).  Accepts NULL. */
-void df_pnode_free(df_pnode *n);
+void df__pnode_free(df_pnode *n);
 /* The operator name of a node. */
 static inline const char *df_pnode_name(const df_pnode *n) { return n->display_name ? n->display_name : n->vt->name; }
 
 /* Builds an output schema from logical columns. */
-df_errkind df_exec_schema_from_cols(const df_lcol *cols, int32_t n, df_schema **out, df_error *err);
+df_errkind df__exec_schema_from_cols(const df_lcol *cols, int32_t n, df_schema **out, df_error *err);
 
 /* ------------------------------------------------------------------------ */
 /* Expression programs                                                       */
@@ -228,37 +228,37 @@ typedef struct df_kernel {
  * Chooses the kernel for a function call or cast from its argument and
  * result types.  DF_ERR_SQL_UNSUPPORTED when no kernel exists.
  */
-df_errkind df_kernel_for_fn(const df_expr *call, df_kernel *out, df_error *err);
-df_errkind df_kernel_for_cast(const df_type *from, const df_type *to, bool try_cast, df_kernel *out,
+df_errkind df__kernel_for_fn(const df_expr *call, df_kernel *out, df_error *err);
+df_errkind df__kernel_for_cast(const df_type *from, const df_type *to, bool try_cast, df_kernel *out,
                               df_error *err);
 
 typedef struct df_xprog df_xprog;
 
 /* Compiles a bound expression over an input of `ninputs` columns.  The program is immutable and shareable. */
-df_errkind df_xprog_compile(const df_expr *e, df_xprog **out, df_error *err);
-void df_xprog_free(df_xprog *p);
+df_errkind df__xprog_compile(const df_expr *e, df_xprog **out, df_error *err);
+void df__xprog_free(df_xprog *p);
 /* The result type. */
-df_type *df_xprog_type(const df_xprog *p);
+df_type *df__xprog_type(const df_xprog *p);
 /* True when the program's result is a constant (no columns). */
-bool df_xprog_is_const(const df_xprog *p);
+bool df__xprog_is_const(const df_xprog *p);
 
 /* Per-thread evaluation state of a program. */
 typedef struct df_xstate df_xstate;
-df_errkind df_xstate_new(const df_xprog *p, df_xstate **out, df_error *err);
-void df_xstate_free(df_xstate *s);
+df_errkind df__xstate_new(const df_xprog *p, df_xstate **out, df_error *err);
+void df__xstate_free(df_xstate *s);
 
 /*
  * Evaluates the program over `batch`.  *out receives the result (a new
- * reference; is_const results have length 1); release with df_xreg_clear.
+ * reference; is_const results have length 1); release with df__xreg_clear.
  */
-df_errkind df_xprog_eval(const df_xprog *p, df_xstate *s, const df_batch *batch, df_xreg *out, df_error *err);
+df_errkind df__xprog_eval(const df_xprog *p, df_xstate *s, const df_batch *batch, df_xreg *out, df_error *err);
 /* Same, always returning a full-length vector (constants are broadcast). */
-df_errkind df_xprog_eval_vec(const df_xprog *p, df_xstate *s, const df_batch *batch, df_vec **out,
+df_errkind df__xprog_eval_vec(const df_xprog *p, df_xstate *s, const df_batch *batch, df_vec **out,
                              df_error *err);
-void df_xreg_clear(df_xreg *r);
+void df__xreg_clear(df_xreg *r);
 
 /* Evaluates a constant expression to a scalar (the optimizer's folding hook). */
-df_errkind df_exec_eval_const(const df_expr *e, df_scalar *out, df_error *err);
+df_errkind df__exec_eval_const(const df_expr *e, df_scalar *out, df_error *err);
 
 /* ------------------------------------------------------------------------ */
 /* Kernel helpers (kernels_*.c)                                              */
@@ -276,22 +276,22 @@ static inline bool df_xreg_valid(const df_xreg *r, int64_t i) {
 }
 
 /* A new output vector of k->type for k->n rows (values buffer sized; var-len data_cap bytes). */
-df_errkind df_kernel_out(const df_kargs *k, int64_t data_cap, df_vec **out);
+df_errkind df__kernel_out(const df_kargs *k, int64_t data_cap, df_vec **out);
 /*
  * Sets out's validity to the AND of the arguments' validity (all-null when
  * a constant argument is NULL).  Leaves no bitmap when nothing is NULL.
  */
-df_errkind df_kernel_and_validity(const df_kargs *k, const df_xreg *args, int32_t nargs, df_vec *out);
+df_errkind df__kernel_and_validity(const df_kargs *k, const df_xreg *args, int32_t nargs, df_vec *out);
 /*
- * A fixed-width output (df_kernel_out with no data) whose validity is the AND
- * of the arguments' (df_kernel_and_validity); on failure *out is NULL.
+ * A fixed-width output (df__kernel_out with no data) whose validity is the AND
+ * of the arguments' (df__kernel_and_validity); on failure *out is NULL.
  */
-df_errkind df_kernel_out_valid(const df_kargs *k, const df_xreg *args, int32_t nargs, df_vec **out);
+df_errkind df__kernel_out_valid(const df_kargs *k, const df_xreg *args, int32_t nargs, df_vec **out);
 /* Finishes a fixed-width output: sets the length, wraps it in out. */
-void df_kernel_done(const df_kargs *k, df_vec *v, df_xreg *out);
+void df__kernel_done(const df_kargs *k, df_vec *v, df_xreg *out);
 /* Ends a kernel that computed into v with result e: on failure releases v and
- * returns e, otherwise finishes v into out (df_kernel_done) and returns DF_OK. */
-df_errkind df_kernel_finish(const df_kargs *k, df_vec *v, df_errkind e, df_xreg *out);
+ * returns e, otherwise finishes v into out (df__kernel_done) and returns DF_OK. */
+df_errkind df__kernel_finish(const df_kargs *k, df_vec *v, df_errkind e, df_xreg *out);
 /*
  * Builds a vector of `type` for n rows where row i takes row i of register
  * srcs[which[i]] (element 0 for constants); which[i] < 0 gives NULL.
@@ -424,34 +424,34 @@ df_errkind df__sort_indices(const df__sortspec *sp, df_vec *const *keys, int32_t
 /* Physical planning                                                         */
 
 /* Builds the physical plan of a logical plan for the given options. */
-df_errkind df_exec_plan(const df_lnode *root, df_exec_ctx *ctx, df_pnode **out, df_error *err);
+df_errkind df__exec_plan(const df_lnode *root, df_exec_ctx *ctx, df_pnode **out, df_error *err);
 /* Number of exchange input tasks the plan can run at once (thread pool size). */
-int32_t df_exec_plan_threads(const df_pnode *root);
+int32_t df__exec_plan_threads(const df_pnode *root);
 /* Appends one line per physical node (indented tree) for EXPLAIN. */
 df_errkind df__pnode_explain(const df_pnode *root, df_buf *out, df_error *err);
 
 /* Operator constructors (op_*.c); each takes ownership of its inputs (also on failure). */
-df_errkind df_op_scan_new(const df_lnode *scan, df_exec_ctx *ctx, df_pnode **out, df_error *err);
-df_errkind df_op_values_new(const df_lnode *values, df_schema *schema, df_pnode **out, df_error *err);
-df_errkind df_op_empty_new(df_schema *schema, bool one_row, df_pnode **out, df_error *err);
-df_errkind df_op_filter_new(df_pnode *input, const df_expr *pred, df_pnode **out, df_error *err);
-df_errkind df_op_project_new(df_pnode *input, df_expr *const *exprs, df_schema *schema, df_pnode **out,
+df_errkind df__op_scan_new(const df_lnode *scan, df_exec_ctx *ctx, df_pnode **out, df_error *err);
+df_errkind df__op_values_new(const df_lnode *values, df_schema *schema, df_pnode **out, df_error *err);
+df_errkind df__op_empty_new(df_schema *schema, bool one_row, df_pnode **out, df_error *err);
+df_errkind df__op_filter_new(df_pnode *input, const df_expr *pred, df_pnode **out, df_error *err);
+df_errkind df__op_project_new(df_pnode *input, df_expr *const *exprs, df_schema *schema, df_pnode **out,
                              df_error *err);
-df_errkind df_op_limit_new(df_pnode *input, int64_t skip, int64_t fetch, bool global, df_pnode **out,
+df_errkind df__op_limit_new(df_pnode *input, int64_t skip, int64_t fetch, bool global, df_pnode **out,
                            df_error *err);
-df_errkind df_op_coalesce_new(df_pnode *input, df_pnode **out, df_error *err);
-df_errkind df_op_union_new(df_pnode **inputs, int32_t n, df_schema *schema, df_pnode **out, df_error *err);
-df_errkind df_op_sort_new(df_pnode *input, const df_sort_key *keys, int32_t nkeys, int64_t fetch,
+df_errkind df__op_coalesce_new(df_pnode *input, df_pnode **out, df_error *err);
+df_errkind df__op_union_new(df_pnode **inputs, int32_t n, df_schema *schema, df_pnode **out, df_error *err);
+df_errkind df__op_sort_new(df_pnode *input, const df_sort_key *keys, int32_t nkeys, int64_t fetch,
                           df_pnode **out, df_error *err);
-df_errkind df_op_merge_new(df_pnode *input, const df_sort_key *keys, int32_t nkeys, int64_t fetch,
+df_errkind df__op_merge_new(df_pnode *input, const df_sort_key *keys, int32_t nkeys, int64_t fetch,
                            df_pnode **out, df_error *err);
 
 typedef enum df_agg_mode { DF_AGG_MODE_SINGLE, DF_AGG_MODE_PARTIAL, DF_AGG_MODE_FINAL } df_agg_mode;
-df_errkind df_op_aggregate_new(df_pnode *input, const df_lnode *agg, df_agg_mode mode, df_schema *schema,
+df_errkind df__op_aggregate_new(df_pnode *input, const df_lnode *agg, df_agg_mode mode, df_schema *schema,
                                df_pnode **out, df_error *err);
-df_errkind df_op_hash_join_new(df_pnode *build, df_pnode *probe, const df_lnode *join, df_schema *schema,
+df_errkind df__op_hash_join_new(df_pnode *build, df_pnode *probe, const df_lnode *join, df_schema *schema,
                                df_pnode **out, df_error *err);
-df_errkind df_op_window_new(df_pnode *input, const df_lnode *window, df_schema *schema, df_pnode **out,
+df_errkind df__op_window_new(df_pnode *input, const df_lnode *window, df_schema *schema, df_pnode **out,
                             df_error *err);
 
 /* ------------------------------------------------------------------------ */

@@ -335,7 +335,7 @@ static int32_t compile_in_list(compiler *c, const df_expr *e) {
         df_expr *args[2] = {e->args[0], e->args[i + 1]};
         df_expr eq = {.kind = DF_EX_FUNC, .fn = DF_FN_EQ, .type = df_type_bool(), .nargs = 2, .args = args};
         df_kernel k;
-        if (df_kernel_for_fn(&eq, &k, c->err)) goto out;
+        if (df__kernel_for_fn(&eq, &k, c->err)) goto out;
         int32_t l = compile(c, e->args[i + 1]);
         if (l < 0) {
             if (k.aux_free) k.aux_free(k.aux);
@@ -374,7 +374,7 @@ static int32_t compile(compiler *c, const df_expr *e) {
     }
     case DF_EX_CAST: {
         df_kernel k;
-        if (df_kernel_for_cast(e->args[0]->type, e->type, e->flag, &k, c->err)) return -1;
+        if (df__kernel_for_cast(e->args[0]->type, e->type, e->flag, &k, c->err)) return -1;
         int32_t a = compile(c, e->args[0]);
         if (a < 0) {
             if (k.aux_free) k.aux_free(k.aux);
@@ -384,7 +384,7 @@ static int32_t compile(compiler *c, const df_expr *e) {
     }
     case DF_EX_FUNC: {
         df_kernel k;
-        if (df_kernel_for_fn(e, &k, c->err)) return -1;
+        if (df__kernel_for_fn(e, &k, c->err)) return -1;
         int32_t args[64];
         if (e->nargs > 64) {
             if (k.aux_free) k.aux_free(k.aux);
@@ -443,7 +443,7 @@ static df_errkind plan_frees(df_xprog *p, df_error *err) {
     return DF_OK;
 }
 
-df_errkind df_xprog_compile(const df_expr *e, df_xprog **out, df_error *err) {
+df_errkind df__xprog_compile(const df_expr *e, df_xprog **out, df_error *err) {
     *out = NULL;
     df_xprog *p = df_calloc(1, sizeof *p);
     if (!p) return DF_OOM(err);
@@ -453,7 +453,7 @@ df_errkind df_xprog_compile(const df_expr *e, df_xprog **out, df_error *err) {
     df_errkind k = p->result < 0 ? (err && err->kind ? err->kind : DF_ERR_INTERNAL) : DF_OK;
     if (!k) k = plan_frees(p, err);
     if (k) {
-        df_xprog_free(p);
+        df__xprog_free(p);
         return k;
     }
     p->type = df_type_retain(e->type);
@@ -461,7 +461,7 @@ df_errkind df_xprog_compile(const df_expr *e, df_xprog **out, df_error *err) {
     return DF_OK;
 }
 
-void df_xprog_free(df_xprog *p) {
+void df__xprog_free(df_xprog *p) {
     if (!p) return;
     for (int32_t i = 0; i < p->nsteps; i++) {
         xstep *s = &p->steps[i];
@@ -476,13 +476,13 @@ void df_xprog_free(df_xprog *p) {
     df_free(p);
 }
 
-df_type *df_xprog_type(const df_xprog *p) { return p->type; }
-bool df_xprog_is_const(const df_xprog *p) { return p->is_const; }
+df_type *df__xprog_type(const df_xprog *p) { return p->type; }
+bool df__xprog_is_const(const df_xprog *p) { return p->is_const; }
 
 /* ------------------------------------------------------------------------ */
 /* Evaluation                                                                */
 
-df_errkind df_xstate_new(const df_xprog *p, df_xstate **out, df_error *err) {
+df_errkind df__xstate_new(const df_xprog *p, df_xstate **out, df_error *err) {
     *out = NULL;
     df_xstate *s = df_calloc(1, sizeof *s);
     if (!s) return DF_OOM(err);
@@ -496,15 +496,15 @@ df_errkind df_xstate_new(const df_xprog *p, df_xstate **out, df_error *err) {
     return DF_OK;
 }
 
-void df_xreg_clear(df_xreg *r) {
+void df__xreg_clear(df_xreg *r) {
     df_vec_release(r->vec);
     df_free(r->sel);
     memset(r, 0, sizeof *r);
 }
 
-void df_xstate_free(df_xstate *s) {
+void df__xstate_free(df_xstate *s) {
     if (!s) return;
-    for (int32_t i = 0; i < s->nregs; i++) df_xreg_clear(&s->regs[i]);
+    for (int32_t i = 0; i < s->nregs; i++) df__xreg_clear(&s->regs[i]);
     df_free(s->regs);
     df_free(s->tv);
     df_free(s->which);
@@ -807,7 +807,7 @@ static df_errkind run_step(df_xstate *st, const xstep *s, const df_batch *batch,
     return df_error_set(err, DF_ERR_INTERNAL, "unknown step");
 }
 
-df_errkind df_xprog_eval(const df_xprog *p, df_xstate *st, const df_batch *batch, df_xreg *out, df_error *err) {
+df_errkind df__xprog_eval(const df_xprog *p, df_xstate *st, const df_batch *batch, df_xreg *out, df_error *err) {
     memset(out, 0, sizeof *out);
     st->cur_sel = NULL;
     st->cur_nsel = batch->nrows;
@@ -815,10 +815,10 @@ df_errkind df_xprog_eval(const df_xprog *p, df_xstate *st, const df_batch *batch
     for (int32_t i = 0; i < p->nsteps && !k; i++) {
         const xstep *s = &p->steps[i];
         k = run_step(st, s, batch, err);
-        for (int32_t f = 0; f < s->nfree; f++) df_xreg_clear(&st->regs[s->frees[f]]);
+        for (int32_t f = 0; f < s->nfree; f++) df__xreg_clear(&st->regs[s->frees[f]]);
     }
     if (k) {
-        for (int32_t r = 0; r < st->nregs; r++) df_xreg_clear(&st->regs[r]);
+        for (int32_t r = 0; r < st->nregs; r++) df__xreg_clear(&st->regs[r]);
         return k;
     }
     *out = st->regs[p->result];
@@ -826,33 +826,33 @@ df_errkind df_xprog_eval(const df_xprog *p, df_xstate *st, const df_batch *batch
     return DF_OK;
 }
 
-df_errkind df_xprog_eval_vec(const df_xprog *p, df_xstate *st, const df_batch *batch, df_vec **out, df_error *err) {
+df_errkind df__xprog_eval_vec(const df_xprog *p, df_xstate *st, const df_batch *batch, df_vec **out, df_error *err) {
     *out = NULL;
     df_xreg r;
-    DF_TRY(df_xprog_eval(p, st, batch, &r, err));
+    DF_TRY(df__xprog_eval(p, st, batch, &r, err));
     df_errkind k = df__kernel_materialize(&r, batch->nrows, out, err);
-    df_xreg_clear(&r);
+    df__xreg_clear(&r);
     return k;
 }
 
 /* Evaluates a constant expression over a one-row, zero-column batch. */
-df_errkind df_exec_eval_const(const df_expr *e, df_scalar *out, df_error *err) {
+df_errkind df__exec_eval_const(const df_expr *e, df_scalar *out, df_error *err) {
     memset(out, 0, sizeof *out);
     df_xprog *p;
-    DF_TRY(df_xprog_compile(e, &p, err));
+    DF_TRY(df__xprog_compile(e, &p, err));
     df_xstate *st = NULL;
     df_schema *schema = NULL;
     df_batch *batch = NULL;
     df_xreg r = {0};
-    df_errkind k = df_xstate_new(p, &st, err);
+    df_errkind k = df__xstate_new(p, &st, err);
     if (!k) k = df_schema_alloc(0, &schema, err);
     if (!k) k = df_batch_new(schema, NULL, 1, &batch, err);
-    if (!k) k = df_xprog_eval(p, st, batch, &r, err);
+    if (!k) k = df__xprog_eval(p, st, batch, &r, err);
     if (!k) k = df_scalar_from_vec(out, r.vec, 0, err);
-    df_xreg_clear(&r);
+    df__xreg_clear(&r);
     df_batch_release(batch);
     df_schema_release(schema);
-    df_xstate_free(st);
-    df_xprog_free(p);
+    df__xstate_free(st);
+    df__xprog_free(p);
     return k;
 }

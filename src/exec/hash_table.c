@@ -9,7 +9,7 @@ static bool type_supported(const df_type *t) {
     return !df_type_is_nested(t);
 }
 
-df_errkind df_gt_init(df_group_table *gt, int32_t nkeys, df_type *const *types, df_exec_ctx *ctx, df_error *err) {
+df_errkind df__gt_init(df_group_table *gt, int32_t nkeys, df_type *const *types, df_exec_ctx *ctx, df_error *err) {
     memset(gt, 0, sizeof *gt);
     gt->ctx = ctx;
     gt->nkeys = nkeys;
@@ -18,7 +18,7 @@ df_errkind df_gt_init(df_group_table *gt, int32_t nkeys, df_type *const *types, 
     for (int32_t c = 0; c < nkeys; c++) {
         df_keycol *k = &gt->cols[c];
         if (!type_supported(types[c])) {
-            df_gt_free(gt);
+            df__gt_free(gt);
             return df_error_set(err, DF_ERR_SQL_UNSUPPORTED, "grouping or joining on nested types is not supported");
         }
         k->type = df_type_retain(types[c]);
@@ -28,14 +28,14 @@ df_errkind df_gt_init(df_group_table *gt, int32_t nkeys, df_type *const *types, 
     }
     gt->slots = df_calloc(64, sizeof(uint64_t));
     if (!gt->slots) {
-        df_gt_free(gt);
+        df__gt_free(gt);
         return DF_OOM(err);
     }
     gt->mask = 63;
     return DF_OK;
 }
 
-void df_gt_free(df_group_table *gt) {
+void df__gt_free(df_group_table *gt) {
     if (gt->cols) {
         for (int32_t c = 0; c < gt->nkeys; c++) {
             df_keycol *k = &gt->cols[c];
@@ -50,13 +50,13 @@ void df_gt_free(df_group_table *gt) {
     df_free(gt->hashes);
     df_free(gt->slots);
     df_free(gt->dense);
-    if (gt->ctx && gt->reserved) df_exec_mem_release(gt->ctx, gt->reserved);
+    if (gt->ctx && gt->reserved) df__exec_mem_release(gt->ctx, gt->reserved);
     memset(gt, 0, sizeof *gt);
 }
 
 static df_errkind account(df_group_table *gt, int64_t delta, df_error *err) {
     if (!gt->ctx || delta <= 0) return DF_OK;
-    DF_TRY(df_exec_mem_reserve(gt->ctx, delta, err));
+    DF_TRY(df__exec_mem_reserve(gt->ctx, delta, err));
     gt->reserved += delta;
     return DF_OK;
 }
@@ -122,7 +122,7 @@ static void hash_column(const df_keycol *k, const df_vec *v, int64_t from, int64
             if (!df_bit_get(v->validity->data, v->offset + from + i)) ch[i] = NULL_HASH;
 }
 
-void df_gt_hash(const df_group_table *gt, df_vec *const *keys, int64_t n, uint64_t *h) {
+void df__gt_hash(const df_group_table *gt, df_vec *const *keys, int64_t n, uint64_t *h) {
     if (gt->nkeys == 1) {
         /* One column: its hash is the row hash (no combining round). */
         for (int64_t from = 0; from < n; from += 1024)
@@ -347,7 +347,7 @@ static void dense_drop(df_group_table *gt) {
     df_free(gt->dense);
     gt->dense = NULL;
     if (gt->ctx && gt->dense_bytes) {
-        df_exec_mem_release(gt->ctx, gt->dense_bytes);
+        df__exec_mem_release(gt->ctx, gt->dense_bytes);
         gt->reserved -= gt->dense_bytes;
     }
     gt->dense_bytes = 0;
@@ -384,7 +384,7 @@ static bool dense_fit(df_group_table *gt, const df_vec *v, int64_t n) {
     int64_t span = (int64_t)((uint64_t)hi - (uint64_t)lo) + 1;
     int64_t bytes = span * (int64_t)sizeof(int32_t);
     int32_t *d = df_malloc((size_t)bytes);
-    if (!d || (gt->ctx && df_exec_mem_reserve(gt->ctx, bytes, NULL) != DF_OK)) {
+    if (!d || (gt->ctx && df__exec_mem_reserve(gt->ctx, bytes, NULL) != DF_OK)) {
         df_free(d);
         dense_drop(gt);
         return false;
@@ -397,7 +397,7 @@ static bool dense_fit(df_group_table *gt, const df_vec *v, int64_t n) {
     int64_t old = gt->dense_bytes;
     df_free(gt->dense);
     if (gt->ctx) {
-        if (old) df_exec_mem_release(gt->ctx, old);
+        if (old) df__exec_mem_release(gt->ctx, old);
         gt->reserved += bytes - old;
     }
     gt->dense = d;
@@ -450,7 +450,7 @@ static inline bool single_str(const df_group_table *gt, df_vec *const *keys) {
     return gt->nkeys == 1 && gt->cols[0].varlen && keys[0]->type->id != DF_TYPE_NULL;
 }
 
-df_errkind df_gt_find_or_insert(df_group_table *gt, df_vec *const *keys, const uint64_t *hashes, int64_t n,
+df_errkind df__gt_find_or_insert(df_group_table *gt, df_vec *const *keys, const uint64_t *hashes, int64_t n,
                                 const uint8_t *skip, int32_t *gids, df_error *err) {
     if (single_str(gt, keys)) {
         for (int64_t i = 0; i < n; i++) {
@@ -544,9 +544,9 @@ df_errkind df_gt_find_or_insert(df_group_table *gt, df_vec *const *keys, const u
     return DF_OK;
 }
 
-bool df_gt_find_needs_hashes(const df_group_table *gt) { return gt->dense_state != 1; }
+bool df__gt_find_needs_hashes(const df_group_table *gt) { return gt->dense_state != 1; }
 
-void df_gt_find(const df_group_table *gt, df_vec *const *keys, const uint64_t *hashes, int64_t n,
+void df__gt_find(const df_group_table *gt, df_vec *const *keys, const uint64_t *hashes, int64_t n,
                 const uint8_t *skip, int32_t *gids) {
     if (gt->dense_state == 1 && keys[0]->type->id == DF_TYPE_NULL) {
         /* All-NULL keys: the NULL group (at most one), found without hashes. */
@@ -610,7 +610,7 @@ void df_gt_find(const df_group_table *gt, df_vec *const *keys, const uint64_t *h
     }
 }
 
-df_errkind df_gt_key_vec(const df_group_table *gt, int32_t col, int64_t from, int64_t to, df_vec **out,
+df_errkind df__gt_key_vec(const df_group_table *gt, int32_t col, int64_t from, int64_t to, df_vec **out,
                          df_error *err) {
     *out = NULL;
     const df_keycol *k = &gt->cols[col];

@@ -54,28 +54,28 @@ typedef struct df_group_table {
 } df_group_table;
 
 /* Prepares an empty table for keys of these types. */
-df_errkind df_gt_init(df_group_table *gt, int32_t nkeys, df_type *const *types, df_exec_ctx *ctx, df_error *err);
-void df_gt_free(df_group_table *gt);
+df_errkind df__gt_init(df_group_table *gt, int32_t nkeys, df_type *const *types, df_exec_ctx *ctx, df_error *err);
+void df__gt_free(df_group_table *gt);
 
 /* Hashes rows 0..n-1 of the key vectors into hashes[]. */
-void df_gt_hash(const df_group_table *gt, df_vec *const *keys, int64_t n, uint64_t *hashes);
+void df__gt_hash(const df_group_table *gt, df_vec *const *keys, int64_t n, uint64_t *hashes);
 
 /*
  * For each row i with (skip == NULL || !skip[i]) sets gids[i] to the row's
  * group, creating groups for new keys; skipped rows get -1.
  */
-df_errkind df_gt_find_or_insert(df_group_table *gt, df_vec *const *keys, const uint64_t *hashes, int64_t n,
+df_errkind df__gt_find_or_insert(df_group_table *gt, df_vec *const *keys, const uint64_t *hashes, int64_t n,
                                 const uint8_t *skip, int32_t *gids, df_error *err);
 
-/* False when df_gt_find ignores `hashes` (dense map): callers may skip df_gt_hash and pass NULL. */
-bool df_gt_find_needs_hashes(const df_group_table *gt);
+/* False when df__gt_find ignores `hashes` (dense map): callers may skip df__gt_hash and pass NULL. */
+bool df__gt_find_needs_hashes(const df_group_table *gt);
 
 /* Lookup only: gids[i] = group or -1 (also -1 for skipped rows). */
-void df_gt_find(const df_group_table *gt, df_vec *const *keys, const uint64_t *hashes, int64_t n,
+void df__gt_find(const df_group_table *gt, df_vec *const *keys, const uint64_t *hashes, int64_t n,
                 const uint8_t *skip, int32_t *gids);
 
 /* Key column `col` of groups [from, to) as a vector of its type. */
-df_errkind df_gt_key_vec(const df_group_table *gt, int32_t col, int64_t from, int64_t to, df_vec **out,
+df_errkind df__gt_key_vec(const df_group_table *gt, int32_t col, int64_t from, int64_t to, df_vec **out,
                          df_error *err);
 
 #endif

@@ -1,7 +1,7 @@
 /*
  * Kernel registry and helpers shared by the kernel families.
  *
- * df_kernel_for_fn asks each family in turn for a kernel matching the
+ * df__kernel_for_fn asks each family in turn for a kernel matching the
  * call's function id and argument types; the binder guarantees argument
  * types match the function's signature, so each family only has to switch
  * on the (already coerced) types.  Families return fn == NULL when they do
@@ -13,7 +13,7 @@
 
 #include "sql/sql_types.h"
 
-df_errkind df_kernel_out(const df_kargs *k, int64_t data_cap, df_vec **out) {
+df_errkind df__kernel_out(const df_kargs *k, int64_t data_cap, df_vec **out) {
     return df_vec_new(k->type, k->n, data_cap, out, k->err);
 }
 
@@ -29,7 +29,7 @@ static void and_bits(uint8_t *dst, const uint8_t *src, int64_t off, int64_t n) {
         if (!df_bit_get(src, off + i)) df_bit_clear(dst, i);
 }
 
-df_errkind df_kernel_and_validity(const df_kargs *k, const df_xreg *args, int32_t nargs, df_vec *out) {
+df_errkind df__kernel_and_validity(const df_kargs *k, const df_xreg *args, int32_t nargs, df_vec *out) {
     int64_t n = k->n;
     for (int32_t a = 0; a < nargs; a++) {
         if (df_xreg_const_null(&args[a]) || args[a].vec->type->id == DF_TYPE_NULL) {
@@ -54,14 +54,14 @@ df_errkind df_kernel_and_validity(const df_kargs *k, const df_xreg *args, int32_
     return DF_OK;
 }
 
-void df_kernel_done(const df_kargs *k, df_vec *v, df_xreg *out) {
+void df__kernel_done(const df_kargs *k, df_vec *v, df_xreg *out) {
     df_vec_set_length(v, k->n);
     out->vec = v;
 }
 
-df_errkind df_kernel_out_valid(const df_kargs *k, const df_xreg *args, int32_t nargs, df_vec **out) {
-    DF_TRY(df_kernel_out(k, 0, out));
-    df_errkind e = df_kernel_and_validity(k, args, nargs, *out);
+df_errkind df__kernel_out_valid(const df_kargs *k, const df_xreg *args, int32_t nargs, df_vec **out) {
+    DF_TRY(df__kernel_out(k, 0, out));
+    df_errkind e = df__kernel_and_validity(k, args, nargs, *out);
     if (e) {
         df_vec_release(*out);
         *out = NULL;
@@ -69,12 +69,12 @@ df_errkind df_kernel_out_valid(const df_kargs *k, const df_xreg *args, int32_t n
     return e;
 }
 
-df_errkind df_kernel_finish(const df_kargs *k, df_vec *v, df_errkind e, df_xreg *out) {
+df_errkind df__kernel_finish(const df_kargs *k, df_vec *v, df_errkind e, df_xreg *out) {
     if (e) {
         df_vec_release(v);
         return e;
     }
-    df_kernel_done(k, v, out);
+    df__kernel_done(k, v, out);
     return DF_OK;
 }
 
@@ -160,8 +160,8 @@ df_errkind df__sb_begin(df__sbuilder *sb, const df_kargs *k, const df_xreg *args
     sb->err = k->err;
     if (data_estimate < 64) data_estimate = 64;
     if (data_estimate > INT32_MAX) data_estimate = INT32_MAX;
-    DF_TRY(df_kernel_out(k, data_estimate, &sb->v));
-    df_errkind e = nargs ? df_kernel_and_validity(k, args, nargs, sb->v) : DF_OK;
+    DF_TRY(df__kernel_out(k, data_estimate, &sb->v));
+    df_errkind e = nargs ? df__kernel_and_validity(k, args, nargs, sb->v) : DF_OK;
     if (e) {
         df_vec_release(sb->v);
         sb->v = NULL;
@@ -241,7 +241,7 @@ static df_errkind unsupported(const df_expr *call, df_error *err) {
     return df_error_set(err, DF_ERR_SQL_UNSUPPORTED, "%s(%s) is not supported", df_fn_name(call->fn), types);
 }
 
-df_errkind df_kernel_for_fn(const df_expr *call, df_kernel *out, df_error *err) {
+df_errkind df__kernel_for_fn(const df_expr *call, df_kernel *out, df_error *err) {
     memset(out, 0, sizeof *out);
     df_errkind (*families[])(const df_expr *, df_kernel *, df_error *) = {
         df__kernels_datetime, df__kernels_arith, df__kernels_compare, df__kernels_string, df__kernels_math,

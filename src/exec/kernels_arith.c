@@ -32,8 +32,8 @@ typedef struct bin {
 } bin;
 
 static df_errkind bin_begin(const df_kargs *k, const df_xreg *a, int32_t na, bin *b) {
-    DF_TRY(df_kernel_out(k, 0, &b->v));
-    df_errkind e = df_kernel_and_validity(k, a, na, b->v);
+    DF_TRY(df__kernel_out(k, 0, &b->v));
+    df_errkind e = df__kernel_and_validity(k, a, na, b->v);
     if (e) {
         df_vec_release(b->v);
         return e;
@@ -109,7 +109,7 @@ static bool sub_i128_overflow(df_i128 a, df_i128 b, df_i128 *r) {
                     return fail(k, b.v, DF_ERR_NUMERIC_OVERFLOW, "integer overflow in " OPNAME); \
             });                                                                              \
         }                                                                                    \
-        df_kernel_done(k, b.v, out);                                                         \
+        df__kernel_done(k, b.v, out);                                                         \
         return DF_OK;                                                                        \
     }
 
@@ -139,7 +139,7 @@ static bool sub_i128_overflow(df_i128 a, df_i128 b, df_i128 *r) {
                     return fail(k, b.v, DF_ERR_NUMERIC_OVERFLOW, "integer overflow in division"); \
             });                                                                              \
         }                                                                                    \
-        df_kernel_done(k, b.v, out);                                                         \
+        df__kernel_done(k, b.v, out);                                                         \
         return DF_OK;                                                                        \
     }
 
@@ -170,7 +170,7 @@ DEFINE_INT_FAMILY(u64, uint64_t, 0)
             T p = x[a[0].is_const ? 0 : i], q = y[a[1].is_const ? 0 : i];                    \
             o[i] = (T)(EXPR);                                                                \
         }                                                                                    \
-        df_kernel_done(k, b.v, out);                                                         \
+        df__kernel_done(k, b.v, out);                                                         \
         return DF_OK;                                                                        \
     }
 
@@ -201,7 +201,7 @@ DEFINE_BITWISE_FAMILY(u64, uint64_t, uint64_t)
             T p = x[i];                                                                      \
             o[i] = (T)(EXPR);                                                                \
         }                                                                                    \
-        df_kernel_done(k, b.v, out);                                                         \
+        df__kernel_done(k, b.v, out);                                                         \
         return DF_OK;                                                                        \
     }
 
@@ -233,7 +233,7 @@ DEFINE_UNARY(neg_f64, double, -p)
                 if (row_counts(k, b.v, i) && x[i] == (T)(MINV))                              \
                     return fail(k, b.v, DF_ERR_NUMERIC_OVERFLOW, "integer overflow in negation"); \
             });                                                                              \
-        df_kernel_done(k, b.v, out);                                                         \
+        df__kernel_done(k, b.v, out);                                                         \
         return DF_OK;                                                                        \
     }
 
@@ -269,7 +269,7 @@ DEFINE_NEG(neg_i64, int64_t, INT64_MIN)
                 o[i] = EXPR;                                                                 \
             }                                                                                \
         }                                                                                    \
-        df_kernel_done(k, b.v, out);                                                         \
+        df__kernel_done(k, b.v, out);                                                         \
         return DF_OK;                                                                        \
     }
 
@@ -341,7 +341,7 @@ static df_errkind dec_arith(const df_kargs *k, const df_xreg *a, int32_t na, df_
             if (e == 1) return fail(k, b.v, DF_ERR_NUMERIC_OVERFLOW, "decimal overflow");
         });
     }
-    df_kernel_done(k, b.v, out);
+    df__kernel_done(k, b.v, out);
     return DF_OK;
 }
 
@@ -351,7 +351,7 @@ static df_errkind dec_neg(const df_kargs *k, const df_xreg *a, int32_t na, df_xr
     df_i128 *o = (df_i128 *)(void *)b.v->values->data;
     const df_i128 *x = DF_XV(&a[0], df_i128);
     for (int64_t i = 0; i < b.n; i++) o[i] = (df_i128)((df_u128)0 - (df_u128)x[i]);
-    df_kernel_done(k, b.v, out);
+    df__kernel_done(k, b.v, out);
     return DF_OK;
 }
 
@@ -421,7 +421,7 @@ static df_errkind interval_addsub(const df_kargs *k, const df_xreg *a, int32_t n
         o[i] = r;
     });
     if (bad) return fail(k, b.v, DF_ERR_NUMERIC_OVERFLOW, "interval overflow");
-    df_kernel_done(k, b.v, out);
+    df__kernel_done(k, b.v, out);
     return DF_OK;
 }
 
@@ -435,7 +435,7 @@ static df_errkind interval_neg(const df_kargs *k, const df_xreg *a, int32_t na, 
         o[i].days = (int32_t)(0u - (uint32_t)x[i].days);
         o[i].nanos = (int64_t)(0ull - (uint64_t)x[i].nanos);
     }
-    df_kernel_done(k, b.v, out);
+    df__kernel_done(k, b.v, out);
     return DF_OK;
 }
 

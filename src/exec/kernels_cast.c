@@ -443,8 +443,8 @@ static df_errkind cast_numeric(const df_kargs *k, const df_xreg *a, int32_t na, 
     const cast_aux *ca = k->aux;
     const df_vec *x = a[0].vec;
     df_vec *v;
-    DF_TRY(df_kernel_out(k, 0, &v));
-    df_errkind e = df_kernel_and_validity(k, a, 1, v);
+    DF_TRY(df__kernel_out(k, 0, &v));
+    df_errkind e = df__kernel_and_validity(k, a, 1, v);
     if (e) {
         df_vec_release(v);
         return e;
@@ -520,7 +520,7 @@ static df_errkind cast_numeric(const df_kargs *k, const df_xreg *a, int32_t na, 
             write_int(v, i, r);
         }
     });
-    return df_kernel_finish(k, v, e, out);
+    return df__kernel_finish(k, v, e, out);
 }
 
 /* Anything -> utf8 through df__format_value. */
@@ -632,8 +632,8 @@ static df_errkind cast_from_string(const df_kargs *k, const df_xreg *a, int32_t 
     const cast_aux *ca = k->aux;
     const df_type *to = ca->to;
     df_vec *v;
-    DF_TRY(df_kernel_out(k, 0, &v));
-    df_errkind e = df_kernel_and_validity(k, a, 1, v);
+    DF_TRY(df__kernel_out(k, 0, &v));
+    df_errkind e = df__kernel_and_validity(k, a, 1, v);
     if (e) {
         df_vec_release(v);
         return e;
@@ -717,7 +717,7 @@ static df_errkind cast_from_string(const df_kargs *k, const df_xreg *a, int32_t 
             if (e) break;
         }
     });
-    return df_kernel_finish(k, v, e, out);
+    return df__kernel_finish(k, v, e, out);
 }
 
 /* Temporal <-> temporal and integer <-> temporal. */
@@ -725,8 +725,8 @@ static df_errkind cast_temporal(const df_kargs *k, const df_xreg *a, int32_t na,
     const cast_aux *ca = k->aux;
     const df_type *from = ca->from, *to = ca->to;
     df_vec *v;
-    DF_TRY(df_kernel_out(k, 0, &v));
-    df_errkind e = df_kernel_and_validity(k, a, 1, v);
+    DF_TRY(df__kernel_out(k, 0, &v));
+    df_errkind e = df__kernel_and_validity(k, a, 1, v);
     if (e) {
         df_vec_release(v);
         return e;
@@ -780,7 +780,7 @@ static df_errkind cast_temporal(const df_kargs *k, const df_xreg *a, int32_t na,
         }
         write_int(v, i, r);
     });
-    return df_kernel_finish(k, v, e, out);
+    return df__kernel_finish(k, v, e, out);
 }
 
 /* Null -> anything: all NULL. */
@@ -818,8 +818,8 @@ static df_errkind cast_bytes(const df_kargs *k, const df_xreg *a, int32_t na, df
 static df_errkind cast_duration_interval(const df_kargs *k, const df_xreg *a, int32_t na, df_xreg *out) {
     const cast_aux *ca = k->aux;
     df_vec *v;
-    DF_TRY(df_kernel_out(k, 0, &v));
-    df_errkind e = df_kernel_and_validity(k, a, 1, v);
+    DF_TRY(df__kernel_out(k, 0, &v));
+    df_errkind e = df__kernel_and_validity(k, a, 1, v);
     if (e) {
         df_vec_release(v);
         return e;
@@ -835,7 +835,7 @@ static df_errkind cast_duration_interval(const df_kargs *k, const df_xreg *a, in
         memset(p, 0, 8);
         df__memcpy(p + 8, &ns, 8);
     }
-    df_kernel_done(k, v, out);
+    df__kernel_done(k, v, out);
     return DF_OK;
 }
 
@@ -843,8 +843,8 @@ static df_errkind cast_duration_interval(const df_kargs *k, const df_xreg *a, in
 static df_errkind cast_string_interval(const df_kargs *k, const df_xreg *a, int32_t na, df_xreg *out) {
     const cast_aux *ca = k->aux;
     df_vec *v;
-    DF_TRY(df_kernel_out(k, 0, &v));
-    df_errkind e = df_kernel_and_validity(k, a, 1, v);
+    DF_TRY(df__kernel_out(k, 0, &v));
+    df_errkind e = df__kernel_and_validity(k, a, 1, v);
     if (e) {
         df_vec_release(v);
         return e;
@@ -869,7 +869,7 @@ static df_errkind cast_string_interval(const df_kargs *k, const df_xreg *a, int3
         df__memcpy(p + 4, &days, 4);
         df__memcpy(p + 8, &nanos, 8);
     });
-    df_kernel_done(k, v, out);
+    df__kernel_done(k, v, out);
     return DF_OK;
 }
 
@@ -880,8 +880,8 @@ static df_errkind cast_string_interval(const df_kargs *k, const df_xreg *a, int3
 static df_errkind cast_number_timestamp(const df_kargs *k, const df_xreg *a, int32_t na, df_xreg *out) {
     const cast_aux *ca = k->aux;
     df_vec *v;
-    DF_TRY(df_kernel_out(k, 0, &v));
-    df_errkind e = df_kernel_and_validity(k, a, 1, v);
+    DF_TRY(df__kernel_out(k, 0, &v));
+    df_errkind e = df__kernel_and_validity(k, a, 1, v);
     if (e) {
         df_vec_release(v);
         return e;
@@ -912,11 +912,11 @@ static df_errkind cast_number_timestamp(const df_kargs *k, const df_xreg *a, int
         }
         DF_VEC_VALUES(v, int64_t)[i] = r;
     });
-    df_kernel_done(k, v, out);
+    df__kernel_done(k, v, out);
     return DF_OK;
 }
 
-df_errkind df_kernel_for_cast(const df_type *from, const df_type *to, bool try_cast, df_kernel *out, df_error *err) {
+df_errkind df__kernel_for_cast(const df_type *from, const df_type *to, bool try_cast, df_kernel *out, df_error *err) {
     memset(out, 0, sizeof *out);
     df_kernel_fn fn = NULL;
     bool fnum = df_type_is_numeric(from) || from->id == DF_TYPE_BOOL;

@@ -20,10 +20,10 @@
 /* Boolean output helpers                                                    */
 
 static df_errkind bool_out(const df_kargs *k, const df_xreg *a, int32_t na, df_vec **v) {
-    DF_TRY(df_kernel_out(k, 0, v));
+    DF_TRY(df__kernel_out(k, 0, v));
     memset((*v)->values->data, 0, (size_t)df_bitmap_bytes(k->n));
     if (na == 0) return DF_OK;
-    df_errkind e = df_kernel_and_validity(k, a, na, *v);
+    df_errkind e = df__kernel_and_validity(k, a, na, *v);
     if (e) df_vec_release(*v);
     return e;
 }
@@ -74,7 +74,7 @@ static inline int32_t f32_key(float f) {
         } else {                                                                             \
             PACK_LOOP(n, bits, KEY(x[i]) OP KEY(y[i]));                                      \
         }                                                                                    \
-        df_kernel_done(k, v, out);                                                           \
+        df__kernel_done(k, v, out);                                                           \
         return DF_OK;                                                                        \
     }
 
@@ -225,7 +225,7 @@ static df_errkind cmp_generic(const df_kargs *k, const df_xreg *a, int32_t na, d
         }
         if (r) df_bit_set(bits, i);
     }
-    df_kernel_done(k, v, out);
+    df__kernel_done(k, v, out);
     return DF_OK;
 }
 
@@ -253,7 +253,7 @@ static df_errkind cmp_strings(const df_kargs *k, const df_xreg *a, int32_t na, d
         }
         if (r) df_bit_set(bits, i);
     }
-    df_kernel_done(k, v, out);
+    df__kernel_done(k, v, out);
     return DF_OK;
 }
 
@@ -272,7 +272,7 @@ static df_errkind distinct(const df_kargs *k, const df_xreg *a, int32_t na, df_x
             same = df__cmp_values(a[0].vec, a[0].is_const ? 0 : i, a[1].vec, a[1].is_const ? 0 : i) == 0;
         if (same != want_distinct) df_bit_set(bits, i);
     }
-    df_kernel_done(k, v, out);
+    df__kernel_done(k, v, out);
     return DF_OK;
 }
 
@@ -298,7 +298,7 @@ static df_errkind is_test(const df_kargs *k, const df_xreg *a, int32_t na, df_xr
         }
         if (r) df_bit_set(bits, i);
     }
-    df_kernel_done(k, v, out);
+    df__kernel_done(k, v, out);
     return DF_OK;
 }
 
@@ -463,7 +463,7 @@ static df_errkind like_kernel(const df_kargs *k, const df_xreg *a, int32_t na, d
     df_free(row_pat.lit);
     df_free(row_pat.tok);
     df_free(scratch);
-    return df_kernel_finish(k, v, e, out);
+    return df__kernel_finish(k, v, e, out);
 }
 
 static df_errkind like_kernel_for(const df_expr *call, df_kernel *out, df_error *err) {
@@ -598,7 +598,7 @@ static df_errkind regex_kernel(const df_kargs *k, const df_xreg *a, int32_t na, 
         if (m != ra->negate) df_bit_set(bits, i);
     });
     df_free(buf);
-    return df_kernel_finish(k, v, e, out);
+    return df__kernel_finish(k, v, e, out);
 }
 
 static df_errkind regex_kernel_for(const df_expr *call, df_kernel *out, df_error *err) {
@@ -675,7 +675,7 @@ static df_errkind in_kernel(const df_kargs *k, const df_xreg *a, int32_t na, df_
         }
         if (found != s->negate) df_bit_set(bits, i);
     });
-    df_kernel_done(k, v, out);
+    df__kernel_done(k, v, out);
     return DF_OK;
 }
 

@@ -145,7 +145,7 @@ static double part_value(part p, int64_t days, int64_t tod_ns, int64_t epoch_uni
 
 static df_errkind date_part_k(const df_kargs *k, const df_xreg *a, int32_t na, df_xreg *out) {
     df_vec *v;
-    DF_TRY(df_kernel_out_valid(k, a, na, &v));
+    DF_TRY(df__kernel_out_valid(k, a, na, &v));
     const df_vec *x = a[1].vec;
     const df_type *t = x->type;
     int64_t off = t->id == DF_TYPE_TIMESTAMP ? tz_offset(t->timezone) : 0;
@@ -219,7 +219,7 @@ static df_errkind date_part_k(const df_kargs *k, const df_xreg *a, int32_t na, d
         else if (k->type->id == DF_TYPE_INT64) DF_VEC_VALUES(v, int64_t)[i] = (int64_t)r;
         else DF_VEC_VALUES(v, double)[i] = r;
     });
-    df_kernel_done(k, v, out);
+    df__kernel_done(k, v, out);
     return DF_OK;
 }
 
@@ -228,7 +228,7 @@ static df_errkind date_part_k(const df_kargs *k, const df_xreg *a, int32_t na, d
 
 static df_errkind date_trunc_k(const df_kargs *k, const df_xreg *a, int32_t na, df_xreg *out) {
     df_vec *v;
-    DF_TRY(df_kernel_out_valid(k, a, na, &v));
+    DF_TRY(df__kernel_out_valid(k, a, na, &v));
     const df_type *t = a[1].vec->type;
     int64_t off = tz_offset(t->timezone), q = per_sec[t->unit];
     int32_t pn;
@@ -269,7 +269,7 @@ static df_errkind date_trunc_k(const df_kargs *k, const df_xreg *a, int32_t na, 
         }
         DF_VEC_VALUES(v, int64_t)[i] = r;
     }
-    df_kernel_done(k, v, out);
+    df__kernel_done(k, v, out);
     return DF_OK;
 }
 
@@ -278,7 +278,7 @@ static df_errkind date_trunc_k(const df_kargs *k, const df_xreg *a, int32_t na, 
 
 static df_errkind make_date_k(const df_kargs *k, const df_xreg *a, int32_t na, df_xreg *out) {
     df_vec *v;
-    DF_TRY(df_kernel_out_valid(k, a, na, &v));
+    DF_TRY(df__kernel_out_valid(k, a, na, &v));
     DF_FOR_SEL(k, i, {
         if (v->validity && !df_bit_get(v->validity->data, i)) continue;
         int32_t y = DF_VEC_VALUES(a[0].vec, int32_t)[a[0].is_const ? 0 : i];
@@ -290,7 +290,7 @@ static df_errkind make_date_k(const df_kargs *k, const df_xreg *a, int32_t na, d
         }
         DF_VEC_VALUES(v, int32_t)[i] = (int32_t)df_days_from_civil(y, m, d);
     });
-    df_kernel_done(k, v, out);
+    df__kernel_done(k, v, out);
     return DF_OK;
 }
 
@@ -298,7 +298,7 @@ static df_errkind make_date_k(const df_kargs *k, const df_xreg *a, int32_t na, d
 static df_errkind convert_k(const df_kargs *k, const df_xreg *a, int32_t na, df_xreg *out) {
     df_fn fn = (df_fn)(intptr_t)k->aux;
     df_vec *v;
-    DF_TRY(df_kernel_out_valid(k, a, na, &v));
+    DF_TRY(df__kernel_out_valid(k, a, na, &v));
     const df_vec *x = a[0].vec;
     DF_FOR_SEL(k, i, {
         if (v->validity && !df_bit_get(v->validity->data, i)) continue;
@@ -352,7 +352,7 @@ static df_errkind convert_k(const df_kargs *k, const df_xreg *a, int32_t na, df_
             return df_error_set(k->err, DF_ERR_CAST, "value out of range for %s", df_fn_name(fn));
         }
     });
-    df_kernel_done(k, v, out);
+    df__kernel_done(k, v, out);
     return DF_OK;
 }
 
@@ -372,7 +372,7 @@ static df_errkind temporal_interval(const df_kargs *k, const df_xreg *a, int32_t
     const df_xreg *tv = ileft ? &a[1] : &a[0], *iv = ileft ? &a[0] : &a[1];
     const df_type *t = tv->vec->type;
     df_vec *v;
-    DF_TRY(df_kernel_out_valid(k, a, na, &v));
+    DF_TRY(df__kernel_out_valid(k, a, na, &v));
     int64_t off = t->id == DF_TYPE_TIMESTAMP ? tz_offset(t->timezone) : 0;
     DF_FOR_SEL(k, i, {
         if (v->validity && !df_bit_get(v->validity->data, i)) continue;
@@ -405,14 +405,14 @@ static df_errkind temporal_interval(const df_kargs *k, const df_xreg *a, int32_t
             DF_VEC_VALUES(v, int64_t)[i] = r;
         }
     });
-    df_kernel_done(k, v, out);
+    df__kernel_done(k, v, out);
     return DF_OK;
 }
 
 /* date - date -> Duration(s); timestamp - timestamp -> Duration(unit). */
 static df_errkind temporal_diff(const df_kargs *k, const df_xreg *a, int32_t na, df_xreg *out) {
     df_vec *v;
-    DF_TRY(df_kernel_out_valid(k, a, na, &v));
+    DF_TRY(df__kernel_out_valid(k, a, na, &v));
     bool dates = a[0].vec->type->id == DF_TYPE_DATE32;
     DF_FOR_SEL(k, i, {
         int64_t x, y, r;
@@ -430,7 +430,7 @@ static df_errkind temporal_diff(const df_kargs *k, const df_xreg *a, int32_t na,
         }
         DF_VEC_VALUES(v, int64_t)[i] = r;
     });
-    df_kernel_done(k, v, out);
+    df__kernel_done(k, v, out);
     return DF_OK;
 }
 

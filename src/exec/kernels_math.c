@@ -17,8 +17,8 @@ typedef double (*dfn1)(double);
 
 /* Frame: output with the AND of argument validity. */
 static df_errkind math_begin(const df_kargs *k, const df_xreg *a, int32_t na, df_vec **v) {
-    DF_TRY(df_kernel_out(k, 0, v));
-    df_errkind e = df_kernel_and_validity(k, a, na, *v);
+    DF_TRY(df__kernel_out(k, 0, v));
+    df_errkind e = df__kernel_and_validity(k, a, na, *v);
     if (e) df_vec_release(*v);
     return e;
 }
@@ -43,7 +43,7 @@ static df_errkind unary_float(const df_kargs *k, const df_xreg *a, int32_t na, d
     df_vec *v;
     DF_TRY(math_begin(k, a, na, &v));
     for (int64_t i = 0; i < k->n; i++) wd(v, i, f(rd(&a[0], i)));
-    df_kernel_done(k, v, out);
+    df__kernel_done(k, v, out);
     return DF_OK;
 }
 
@@ -62,7 +62,7 @@ static df_errkind binary_float(const df_kargs *k, const df_xreg *a, int32_t na, 
         }
         wd(v, i, r);
     }
-    df_kernel_done(k, v, out);
+    df__kernel_done(k, v, out);
     return DF_OK;
 }
 
@@ -85,7 +85,7 @@ static df_errkind round_float(const df_kargs *k, const df_xreg *a, int32_t na, d
         }
         wd(v, i, r);
     }
-    df_kernel_done(k, v, out);
+    df__kernel_done(k, v, out);
     return DF_OK;
 }
 
@@ -125,7 +125,7 @@ static df_errkind round_decimal(const df_kargs *k, const df_xreg *a, int32_t na,
         }
         o[i] = t * q;
     }
-    df_kernel_done(k, v, out);
+    df__kernel_done(k, v, out);
     return DF_OK;
 }
 
@@ -175,7 +175,7 @@ static df_errkind abs_k(const df_kargs *k, const df_xreg *a, int32_t na, df_xreg
         df_vec_release(v);
         return df_error_set(k->err, DF_ERR_NUMERIC_OVERFLOW, "integer overflow in abs");
     }
-    df_kernel_done(k, v, out);
+    df__kernel_done(k, v, out);
     return DF_OK;
 }
 
@@ -239,7 +239,7 @@ static df_errkind int_math(const df_kargs *k, const df_xreg *a, int32_t na, df_x
         }
         o[i] = r;
     });
-    return df_kernel_finish(k, v, e, out);
+    return df__kernel_finish(k, v, e, out);
 }
 
 static df_errkind float_test(const df_kargs *k, const df_xreg *a, int32_t na, df_xreg *out) {
@@ -251,22 +251,22 @@ static df_errkind float_test(const df_kargs *k, const df_xreg *a, int32_t na, df
         double x = rd(&a[0], i);
         if (nan ? isnan(x) : x == 0) df_bit_set(v->values->data, i);
     }
-    df_kernel_done(k, v, out);
+    df__kernel_done(k, v, out);
     return DF_OK;
 }
 
 static df_errkind pi_k(const df_kargs *k, const df_xreg *a, int32_t na, df_xreg *out) {
     df_vec *v;
-    DF_TRY(df_kernel_out(k, 0, &v));
+    DF_TRY(df__kernel_out(k, 0, &v));
     for (int64_t i = 0; i < k->n; i++) ((double *)(void *)v->values->data)[i] = M_PI;
-    df_kernel_done(k, v, out);
+    df__kernel_done(k, v, out);
     return DF_OK;
 }
 
 /* random(): a SplitMix64 stream seeded from the clock and the output address. */
 static df_errkind random_k(const df_kargs *k, const df_xreg *a, int32_t na, df_xreg *out) {
     df_vec *v;
-    DF_TRY(df_kernel_out(k, 0, &v));
+    DF_TRY(df__kernel_out(k, 0, &v));
     uint64_t s = df_now_ns() ^ (uint64_t)(uintptr_t)v;
     for (int64_t i = 0; i < k->n; i++) {
         s += 0x9e3779b97f4a7c15ULL;
@@ -276,7 +276,7 @@ static df_errkind random_k(const df_kargs *k, const df_xreg *a, int32_t na, df_x
         z ^= z >> 31;
         ((double *)(void *)v->values->data)[i] = (double)(z >> 11) * (1.0 / 9007199254740992.0);
     }
-    df_kernel_done(k, v, out);
+    df__kernel_done(k, v, out);
     return DF_OK;
 }
 

@@ -37,7 +37,7 @@ static inline bool row_valid(const df_vec *v, int64_t i) { return !v->validity |
 /* Strings parse (then truncate to the unit); integers and floats count the unit; timestamps arrive converted. */
 static df_errkind to_ts_unit(const df_kargs *k, const df_xreg *a, int32_t na, df_xreg *out) {
     df_vec *v;
-    DF_TRY(df_kernel_out_valid(k, a, na, &v));
+    DF_TRY(df__kernel_out_valid(k, a, na, &v));
     const df_vec *x = a[0].vec;
     int64_t q = per_sec[v->type->unit];
     DF_FOR_SEL(k, i, {
@@ -72,7 +72,7 @@ static df_errkind to_ts_unit(const df_kargs *k, const df_xreg *a, int32_t na, df
         }
         DF_VEC_VALUES(v, int64_t)[i] = r;
     });
-    df_kernel_done(k, v, out);
+    df__kernel_done(k, v, out);
     return DF_OK;
 }
 
@@ -101,7 +101,7 @@ static inline int64_t floor_div(int64_t a, int64_t b) { return a / b - ((a % b !
  */
 static df_errkind date_bin_k(const df_kargs *k, const df_xreg *a, int32_t na, df_xreg *out) {
     df_vec *v;
-    DF_TRY(df_kernel_out_valid(k, a, na, &v));
+    DF_TRY(df__kernel_out_valid(k, a, na, &v));
     int64_t q = per_sec[v->type->unit];
     DF_FOR_SEL(k, i, {
         if (!row_valid(v, i)) continue;
@@ -148,7 +148,7 @@ static df_errkind date_bin_k(const df_kargs *k, const df_xreg *a, int32_t na, df
         }
         DF_VEC_VALUES(v, int64_t)[i] = r;
     });
-    df_kernel_done(k, v, out);
+    df__kernel_done(k, v, out);
     return DF_OK;
 }
 
@@ -249,8 +249,8 @@ static df_errkind regexp_k(const df_kargs *k, const df_xreg *a, int32_t na, df_x
     bool strings = fn == DF_FN_REGEXP_REPLACE;
     if (strings) DF_TRY(df__sb_begin(&sb, k, a, na, k->n * 16));
     else {
-        DF_TRY(df_kernel_out(k, 0, &v));
-        df_errkind e0 = df_kernel_and_validity(k, a, na, v);
+        DF_TRY(df__kernel_out(k, 0, &v));
+        df_errkind e0 = df__kernel_and_validity(k, a, na, v);
         if (e0) {
             df_vec_release(v);
             return e0;
@@ -345,7 +345,7 @@ static df_errkind regexp_k(const df_kargs *k, const df_xreg *a, int32_t na, df_x
         return e;
     }
     if (strings) df__sb_finish(&sb, out);
-    else df_kernel_done(k, v, out);
+    else df__kernel_done(k, v, out);
     return DF_OK;
 }
 
@@ -603,7 +603,7 @@ static int32_t levenshtein(const uint8_t *a, int32_t an, const uint8_t *b, int32
 static df_errkind str2_int32_k(const df_kargs *k, const df_xreg *a, int32_t na, df_xreg *out) {
     df_fn fn = (df_fn)(intptr_t)k->aux;
     df_vec *v;
-    DF_TRY(df_kernel_out_valid(k, a, na, &v));
+    DF_TRY(df__kernel_out_valid(k, a, na, &v));
     DF_FOR_SEL(k, i, {
         if (!row_valid(v, i)) continue;
         int32_t n, m;
@@ -625,7 +625,7 @@ static df_errkind str2_int32_k(const df_kargs *k, const df_xreg *a, int32_t na, 
         }
         DF_VEC_VALUES(v, int32_t)[i] = r;
     });
-    df_kernel_done(k, v, out);
+    df__kernel_done(k, v, out);
     return DF_OK;
 }
 

@@ -533,7 +533,7 @@ static df_errkind concat_ws_k(const df_kargs *k, const df_xreg *a, int32_t na, d
 static df_errkind int32_result(const df_kargs *k, const df_xreg *a, int32_t na, df_xreg *out,
                                int32_t (*f)(const df_xreg *a, int64_t i)) {
     df_vec *v;
-    DF_TRY(df_kernel_out_valid(k, a, na, &v));
+    DF_TRY(df__kernel_out_valid(k, a, na, &v));
     int32_t *o = (int32_t *)(void *)v->values->data;
     DF_FOR_SEL(k, i, {
         if (v->validity && !df_bit_get(v->validity->data, i)) {
@@ -542,7 +542,7 @@ static df_errkind int32_result(const df_kargs *k, const df_xreg *a, int32_t na, 
         }
         o[i] = f(a, i);
     });
-    df_kernel_done(k, v, out);
+    df__kernel_done(k, v, out);
     return DF_OK;
 }
 
@@ -583,9 +583,9 @@ DEFINE_I32(strpos_k, f_strpos)
 static df_errkind str_bool(const df_kargs *k, const df_xreg *a, int32_t na, df_xreg *out) {
     df_fn fn = (df_fn)(intptr_t)k->aux;
     df_vec *v;
-    DF_TRY(df_kernel_out(k, 0, &v));
+    DF_TRY(df__kernel_out(k, 0, &v));
     memset(v->values->data, 0, (size_t)df_bitmap_bytes(k->n));
-    df_errkind e = df_kernel_and_validity(k, a, na, v);
+    df_errkind e = df__kernel_and_validity(k, a, na, v);
     if (e) {
         df_vec_release(v);
         return e;
@@ -600,7 +600,7 @@ static df_errkind str_bool(const df_kargs *k, const df_xreg *a, int32_t na, df_x
         else r = m == 0 || memmem(s, (size_t)n, t, (size_t)m) != NULL;
         if (r) df_bit_set(v->values->data, i);
     });
-    df_kernel_done(k, v, out);
+    df__kernel_done(k, v, out);
     return DF_OK;
 }
 

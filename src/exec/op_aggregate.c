@@ -161,7 +161,7 @@ static df_errkind ensure_groups(agg_op *a, int64_t need, df_error *err) {
         }
     }
     int64_t delta = bytes * (ncap - a->cap);
-    DF_TRY(df_exec_mem_reserve(a->base.ctx, delta, err));
+    DF_TRY(df__exec_mem_reserve(a->base.ctx, delta, err));
     a->reserved += delta;
     a->cap = ncap;
     return DF_OK;
@@ -374,8 +374,8 @@ static df_errkind distinct_filter(agg_op *a, acc *s, const df_vec *v, const df_v
     for (int64_t i = 0; !k && i < n; i++) skip[i] = !feed(v, f, i);
     int64_t before = s->dset.ngroups;
     if (!k) {
-        df_gt_hash(&s->dset, keys, n, h);
-        k = df_gt_find_or_insert(&s->dset, keys, h, n, skip, pg, err);
+        df__gt_hash(&s->dset, keys, n, h);
+        k = df__gt_find_or_insert(&s->dset, keys, h, n, skip, pg, err);
     }
     if (!k && s->seen_cap < n) {
         uint8_t *ns = df_realloc(s->seen, (size_t)n);
@@ -408,8 +408,8 @@ static df_errkind update_raw(agg_op *a, int32_t i, const df_batch *b, uint8_t *s
     int64_t n = b->nrows;
     df_vec *v = NULL, *f = NULL;
     df_errkind k = DF_OK;
-    if (d->arg) k = df_xprog_eval_vec(d->arg, a->ast[i], b, &v, err);
-    if (!k && d->filter) k = df_xprog_eval_vec(d->filter, a->fst[i], b, &f, err);
+    if (d->arg) k = df__xprog_eval_vec(d->arg, a->ast[i], b, &v, err);
+    if (!k && d->filter) k = df__xprog_eval_vec(d->filter, a->fst[i], b, &f, err);
     const uint8_t *sk = NULL;
     if (!k && d->distinct && v) {
         k = distinct_filter(a, s, v, f, n, skip, err);
@@ -417,7 +417,7 @@ static df_errkind update_raw(agg_op *a, int32_t i, const df_batch *b, uint8_t *s
     }
     if (!k && d->acc == ACC_MORE) {
         df_vec *v2 = NULL;
-        if (d->arg2) k = df_xprog_eval_vec(d->arg2, a->ast2[i], b, &v2, err);
+        if (d->arg2) k = df__xprog_eval_vec(d->arg2, a->ast2[i], b, &v2, err);
         if (!k) k = df__aggm_update(s->more, a->gids, n, ap->ngroup ? a->gt.ngroups : 1, v, v2, f, sk, err);
         df_vec_release(v2);
     } else if (!k) {
@@ -497,14 +497,14 @@ static df_errkind consume_batch(agg_op *a, const df_batch *b, df_error *err) {
     } else {
         for (int32_t c = 0; c < nk; c++) {
             if (ap->mode == DF_AGG_MODE_FINAL) keys[c] = df_vec_retain(b->cols[c]);
-            else k = df_xprog_eval_vec(ap->group[c], a->gst[c], b, &keys[c], err);
+            else k = df__xprog_eval_vec(ap->group[c], a->gst[c], b, &keys[c], err);
             if (k) {
                 for (int32_t j = 0; j < c; j++) df_vec_release(keys[j]);
                 return k;
             }
         }
-        df_gt_hash(&a->gt, keys, n, a->hashes);
-        k = df_gt_find_or_insert(&a->gt, keys, a->hashes, n, NULL, a->gids, err);
+        df__gt_hash(&a->gt, keys, n, a->hashes);
+        k = df__gt_find_or_insert(&a->gt, keys, a->hashes, n, NULL, a->gids, err);
         for (int32_t c = 0; c < nk; c++) df_vec_release(keys[c]);
         if (k) return k;
     }
@@ -684,7 +684,7 @@ static df_errkind agg_next(df_op *op, df_batch **out, df_error *err) {
     if (!cols) return DF_OOM(err);
     df_errkind k = DF_OK;
     int32_t c = 0;
-    for (; c < ap->ngroup && !k; c++) k = df_gt_key_vec(&a->gt, c, from, from + n, &cols[c], err);
+    for (; c < ap->ngroup && !k; c++) k = df__gt_key_vec(&a->gt, c, from, from + n, &cols[c], err);
     for (int32_t i = 0; i < ap->naggs && !k; i++) {
         if (ap->mode == DF_AGG_MODE_PARTIAL) {
             k = emit_partial(a, i, from, n, &cols[c], err);
@@ -707,13 +707,13 @@ static void agg_close(df_op *op) {
     agg_op *a = (agg_op *)op;
     const agg_priv *ap = op->node->priv;
     df_op_close(a->child);
-    df_gt_free(&a->gt);
+    df__gt_free(&a->gt);
     if (a->gst)
-        for (int32_t c = 0; c < ap->ngroup; c++) df_xstate_free(a->gst[c]);
+        for (int32_t c = 0; c < ap->ngroup; c++) df__xstate_free(a->gst[c]);
     for (int32_t i = 0; i < ap->naggs; i++) {
-        if (a->ast) df_xstate_free(a->ast[i]);
-        if (a->fst) df_xstate_free(a->fst[i]);
-        if (a->ast2) df_xstate_free(a->ast2[i]);
+        if (a->ast) df__xstate_free(a->ast[i]);
+        if (a->fst) df__xstate_free(a->fst[i]);
+        if (a->ast2) df__xstate_free(a->ast2[i]);
         if (a->accs) {
             acc *s = &a->accs[i];
             df_free(s->cnt);
@@ -723,7 +723,7 @@ static void agg_close(df_op *op) {
             df_free(s->slen);
             df_free(s->sdata);
             df_free(s->seen);
-            if (s->has_dset) df_gt_free(&s->dset);
+            if (s->has_dset) df__gt_free(&s->dset);
             df__aggm_free(s->more);
         }
     }
@@ -734,7 +734,7 @@ static void agg_close(df_op *op) {
     df_free(a->accs);
     df_free(a->gids);
     df_free(a->hashes);
-    df_exec_mem_release(op->ctx, a->reserved);
+    df__exec_mem_release(op->ctx, a->reserved);
     df_free(a);
 }
 
@@ -744,7 +744,7 @@ static df_errkind agg_open(df_pnode *n, df_exec_ctx *ctx, int32_t p, df_op *pare
     const agg_priv *ap = n->priv;
     agg_op *a = df_calloc(1, sizeof *a);
     if (!a) return DF_OOM(err);
-    df_op_init(&a->base, &agg_op_vt, n, ctx, p);
+    df__op_init(&a->base, &agg_op_vt, n, ctx, p);
     a->base.parent = parent;
     int32_t na = ap->naggs ? ap->naggs : 1, ng = ap->ngroup ? ap->ngroup : 1;
     a->gst = df_calloc((size_t)ng, sizeof(df_xstate *));
@@ -753,17 +753,17 @@ static df_errkind agg_open(df_pnode *n, df_exec_ctx *ctx, int32_t p, df_op *pare
     a->ast2 = df_calloc((size_t)na, sizeof(df_xstate *));
     a->accs = df_calloc((size_t)na, sizeof(acc));
     df_errkind k = (a->gst && a->ast && a->fst && a->ast2 && a->accs) ? DF_OK : DF_OOM(err);
-    if (!k) k = df_gt_init(&a->gt, ap->ngroup, ap->key_types, ctx, err);
-    for (int32_t c = 0; c < ap->ngroup && !k && ap->group; c++) k = df_xstate_new(ap->group[c], &a->gst[c], err);
+    if (!k) k = df__gt_init(&a->gt, ap->ngroup, ap->key_types, ctx, err);
+    for (int32_t c = 0; c < ap->ngroup && !k && ap->group; c++) k = df__xstate_new(ap->group[c], &a->gst[c], err);
     for (int32_t i = 0; i < ap->naggs && !k; i++) {
         const agg_def *d = &ap->aggs[i];
-        if (d->arg) k = df_xstate_new(d->arg, &a->ast[i], err);
-        if (!k && d->filter) k = df_xstate_new(d->filter, &a->fst[i], err);
-        if (!k && d->arg2) k = df_xstate_new(d->arg2, &a->ast2[i], err);
+        if (d->arg) k = df__xstate_new(d->arg, &a->ast[i], err);
+        if (!k && d->filter) k = df__xstate_new(d->filter, &a->fst[i], err);
+        if (!k && d->arg2) k = df__xstate_new(d->arg2, &a->ast2[i], err);
         if (!k && d->acc == ACC_MORE) k = df__aggm_new(d->la, ctx, &a->accs[i].more, err);
         if (!k && d->distinct && d->arg) {
             df_type *types[2] = {df_type_int32(), d->val_type};
-            k = df_gt_init(&a->accs[i].dset, 2, types, ctx, err);
+            k = df__gt_init(&a->accs[i].dset, 2, types, ctx, err);
             if (!k) a->accs[i].has_dset = true;
         }
     }
@@ -780,14 +780,14 @@ static void agg_destroy(df_pnode *n) {
     agg_priv *ap = n->priv;
     if (!ap) return;
     if (ap->group)
-        for (int32_t c = 0; c < ap->ngroup; c++) df_xprog_free(ap->group[c]);
+        for (int32_t c = 0; c < ap->ngroup; c++) df__xprog_free(ap->group[c]);
     if (ap->key_types)
         for (int32_t c = 0; c < ap->ngroup; c++) df_type_release(ap->key_types[c]);
     for (int32_t i = 0; i < ap->naggs; i++) {
         agg_def *d = &ap->aggs[i];
-        df_xprog_free(d->arg);
-        df_xprog_free(d->arg2);
-        df_xprog_free(d->filter);
+        df__xprog_free(d->arg);
+        df__xprog_free(d->arg2);
+        df__xprog_free(d->filter);
         df_type_release(d->val_type);
         df_type_release(d->out_type);
         for (int32_t s = 0; s < d->nstate; s++) df_type_release(d->state_types[s]);
@@ -888,7 +888,7 @@ static df_errkind state_schema(const df_lnode *agg, const agg_priv *ap, df_schem
     return DF_OK;
 }
 
-df_errkind df_op_aggregate_new(df_pnode *input, const df_lnode *agg, df_agg_mode mode, df_schema *schema,
+df_errkind df__op_aggregate_new(df_pnode *input, const df_lnode *agg, df_agg_mode mode, df_schema *schema,
                                df_pnode **out, df_error *err) {
     *out = NULL;
     agg_priv *ap = df_calloc(1, sizeof *ap);
@@ -905,17 +905,17 @@ df_errkind df_op_aggregate_new(df_pnode *input, const df_lnode *agg, df_agg_mode
     }
     for (int32_t c = 0; c < ng && !k; c++) {
         ap->key_types[c] = df_type_retain(agg->cols[c].type);
-        if (ap->group) k = df_xprog_compile(agg->u.agg.group[c], &ap->group[c], err);
+        if (ap->group) k = df__xprog_compile(agg->u.agg.group[c], &ap->group[c], err);
     }
     int32_t state_col = ng;
     for (int32_t i = 0; i < na && !k; i++) {
         const df_agg *la = &agg->u.agg.aggs[i];
         agg_def *d = &ap->aggs[i];
         k = define(la, d, err);
-        if (!k && mode != DF_AGG_MODE_FINAL && la->arg) k = df_xprog_compile(la->arg, &d->arg, err);
-        if (!k && mode != DF_AGG_MODE_FINAL && la->filter) k = df_xprog_compile(la->filter, &d->filter, err);
+        if (!k && mode != DF_AGG_MODE_FINAL && la->arg) k = df__xprog_compile(la->arg, &d->arg, err);
+        if (!k && mode != DF_AGG_MODE_FINAL && la->filter) k = df__xprog_compile(la->filter, &d->filter, err);
         if (!k && d->acc == ACC_MORE && la->arg2 && la->fn >= DF_AGG_COVAR_SAMP && la->fn <= DF_AGG_REGR_SXY)
-            k = df_xprog_compile(la->arg2, &d->arg2, err);
+            k = df__xprog_compile(la->arg2, &d->arg2, err);
         if (!k && d->acc == ACC_MORE && mode != DF_AGG_MODE_SINGLE)
             k = df_error_set(err, DF_ERR_INTERNAL, "%s runs in a single aggregation step", df_agg_fn_name(la->fn));
         if (!k && mode == DF_AGG_MODE_FINAL && d->distinct)
@@ -931,14 +931,14 @@ df_errkind df_op_aggregate_new(df_pnode *input, const df_lnode *agg, df_agg_mode
     df_schema *own = NULL;
     if (!k && mode == DF_AGG_MODE_PARTIAL) k = state_schema(agg, ap, &own, err);
     df_pnode *n = NULL;
-    if (!k) k = df_pnode_new(&agg_vt, own ? own : schema, mode == DF_AGG_MODE_PARTIAL ? input->partitions : 1, 1, &n, err);
+    if (!k) k = df__pnode_new(&agg_vt, own ? own : schema, mode == DF_AGG_MODE_PARTIAL ? input->partitions : 1, 1, &n, err);
     df_schema_release(own);
     if (k) {
         if (ap) {
             df_pnode tmp = {.priv = ap};
             agg_destroy(&tmp);
         }
-        df_pnode_free(input);
+        df__pnode_free(input);
         return k;
     }
     n->inputs[0] = input;

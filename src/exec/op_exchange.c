@@ -66,10 +66,10 @@ struct df__xfer {
 
 /* Waits on cv while giving the CPU token back. */
 static void blocking_wait(df_exec_ctx *ctx, pthread_cond_t *cv, pthread_mutex_t *mu) {
-    df_exec_token_release(ctx);
+    df__exec_token_release(ctx);
     pthread_cond_wait(cv, mu);
     pthread_mutex_unlock(mu);
-    df_exec_token_acquire(ctx);
+    df__exec_token_acquire(ctx);
     pthread_mutex_lock(mu);
 }
 
@@ -94,7 +94,7 @@ static void produce(void *arg) {
     df_error err;
     memset(&err, 0, sizeof err);
     df_error_clear(&err);
-    df_exec_token_acquire(ctx);
+    df__exec_token_acquire(ctx);
     /* A partition task: this pool thread works on a runtime worker lane of the query until it returns. */
     df_diag_span task = df_diag_task_begin(ctx->dq, pr->partition);
     df_op *child = NULL;
@@ -121,7 +121,7 @@ static void produce(void *arg) {
     }
     df_op_close(child);
     df_diag_span_end(task, k ? DF_DIAG_RESULT_ERROR : DF_DIAG_RESULT_OK);
-    df_exec_token_release(ctx);
+    df__exec_token_release(ctx);
     if (k) record_error(x, k, &err);
     df_error_clear(&err);
     pthread_mutex_lock(&x->mu);
@@ -254,9 +254,9 @@ void df__xfer_free(df__xfer *x) {
         x->stop = true;
         pthread_cond_broadcast(&x->cv_producer);
         pthread_mutex_unlock(&x->mu);
-        df_exec_token_release(x->ctx);
+        df__exec_token_release(x->ctx);
         df_task_group_wait(x->ctx->pool, &x->group);
-        df_exec_token_acquire(x->ctx);
+        df__exec_token_acquire(x->ctx);
     }
     if (x->queues) {
         int32_t nq = x->per_partition ? x->nparts : 1;
@@ -300,7 +300,7 @@ static df_errkind coalesce_open(df_pnode *n, df_exec_ctx *ctx, int32_t p, df_op 
                                 df_error *err) {
     coalesce_op *c = df_calloc(1, sizeof *c);
     if (!c) return DF_OOM(err);
-    df_op_init(&c->base, &coalesce_op_vt, n, ctx, p);
+    df__op_init(&c->base, &coalesce_op_vt, n, ctx, p);
     c->base.parent = parent;
     df_errkind k = df__xfer_new(n->inputs[0], ctx, &c->base, false, &c->x, err);
     if (k) {
@@ -313,12 +313,12 @@ static df_errkind coalesce_open(df_pnode *n, df_exec_ctx *ctx, int32_t p, df_op 
 
 static const df_pnode_vt coalesce_vt = {"CoalescePartitionsExec", coalesce_open, NULL, NULL};
 
-df_errkind df_op_coalesce_new(df_pnode *input, df_pnode **out, df_error *err) {
+df_errkind df__op_coalesce_new(df_pnode *input, df_pnode **out, df_error *err) {
     *out = NULL;
     df_pnode *n = NULL;
-    df_errkind k = df_pnode_new(&coalesce_vt, input->schema, 1, 1, &n, err);
+    df_errkind k = df__pnode_new(&coalesce_vt, input->schema, 1, 1, &n, err);
     if (k) {
-        df_pnode_free(input);
+        df__pnode_free(input);
         return k;
     }
     n->inputs[0] = input;

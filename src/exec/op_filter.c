@@ -30,10 +30,10 @@ static df_errkind filter_batch(filter_op *f, df_batch *in, df_batch **out, df_er
     const filter_priv *fp = f->base.node->priv;
     *out = NULL;
     df_xreg r;
-    DF_TRY(df_xprog_eval(fp->pred, f->st, in, &r, err));
+    DF_TRY(df__xprog_eval(fp->pred, f->st, in, &r, err));
     if (r.is_const || r.vec->type->id != DF_TYPE_BOOL) {
         bool keep = r.vec->type->id == DF_TYPE_BOOL && df_vec_is_valid(r.vec, 0) && df_vec_bool(r.vec, 0);
-        df_xreg_clear(&r);
+        df__xreg_clear(&r);
         if (keep) *out = df_batch_retain(in);
         return DF_OK;
     }
@@ -41,7 +41,7 @@ static df_errkind filter_batch(filter_op *f, df_batch *in, df_batch **out, df_er
     if (f->idx_cap < n) {
         int32_t *ni = df_realloc(f->idx, (size_t)n * sizeof(int32_t));
         if (!ni) {
-            df_xreg_clear(&r);
+            df__xreg_clear(&r);
             return DF_OOM(err);
         }
         f->idx = ni;
@@ -56,7 +56,7 @@ static df_errkind filter_batch(filter_op *f, df_batch *in, df_batch **out, df_er
         f->idx[m] = (int32_t)i;
         m += keep;
     }
-    df_xreg_clear(&r);
+    df__xreg_clear(&r);
     if (m == n) {
         *out = df_batch_retain(in);
         return DF_OK;
@@ -109,7 +109,7 @@ static df_errkind filter_next(df_op *op, df_batch **out, df_error *err) {
 static void filter_close(df_op *op) {
     filter_op *f = (filter_op *)op;
     df_op_close(f->child);
-    df_xstate_free(f->st);
+    df__xstate_free(f->st);
     for (int32_t i = 0; i < f->npending; i++) df_batch_release(f->pending[i]);
     df_free(f->pending);
     df_free(f->idx);
@@ -122,9 +122,9 @@ static df_errkind filter_open(df_pnode *n, df_exec_ctx *ctx, int32_t p, df_op *p
     const filter_priv *fp = n->priv;
     filter_op *f = df_calloc(1, sizeof *f);
     if (!f) return DF_OOM(err);
-    df_op_init(&f->base, &filter_op_vt, n, ctx, p);
+    df__op_init(&f->base, &filter_op_vt, n, ctx, p);
     f->base.parent = parent;
-    df_errkind k = df_xstate_new(fp->pred, &f->st, err);
+    df_errkind k = df__xstate_new(fp->pred, &f->st, err);
     if (!k) k = df_pnode_open(n->inputs[0], ctx, p, &f->base, &f->child, err);
     if (k) {
         filter_close(&f->base);
@@ -137,22 +137,22 @@ static df_errkind filter_open(df_pnode *n, df_exec_ctx *ctx, int32_t p, df_op *p
 static void filter_destroy(df_pnode *n) {
     filter_priv *fp = n->priv;
     if (!fp) return;
-    df_xprog_free(fp->pred);
+    df__xprog_free(fp->pred);
     df_free(fp);
 }
 
 static const df_pnode_vt filter_vt = {"FilterExec", filter_open, filter_destroy, NULL};
 
-df_errkind df_op_filter_new(df_pnode *input, const df_expr *pred, df_pnode **out, df_error *err) {
+df_errkind df__op_filter_new(df_pnode *input, const df_expr *pred, df_pnode **out, df_error *err) {
     *out = NULL;
     filter_priv *fp = df_calloc(1, sizeof *fp);
-    df_errkind k = fp ? df_xprog_compile(pred, &fp->pred, err) : DF_OOM(err);
+    df_errkind k = fp ? df__xprog_compile(pred, &fp->pred, err) : DF_OOM(err);
     df_pnode *n = NULL;
-    if (!k) k = df_pnode_new(&filter_vt, input->schema, input->partitions, 1, &n, err);
+    if (!k) k = df__pnode_new(&filter_vt, input->schema, input->partitions, 1, &n, err);
     if (k) {
-        if (fp) df_xprog_free(fp->pred);
+        if (fp) df__xprog_free(fp->pred);
         df_free(fp);
-        df_pnode_free(input);
+        df__pnode_free(input);
         return k;
     }
     n->inputs[0] = input;

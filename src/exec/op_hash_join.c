@@ -83,7 +83,7 @@ typedef struct join_op {
 static df_errkind eval_keys(df_xprog **progs, df_xstate **st, int32_t n, const df_batch *b, df_vec **keys,
                             df_error *err) {
     for (int32_t k = 0; k < n; k++) {
-        df_errkind e = df_xprog_eval_vec(progs[k], st[k], b, &keys[k], err);
+        df_errkind e = df__xprog_eval_vec(progs[k], st[k], b, &keys[k], err);
         if (e) {
             for (int32_t j = 0; j < k; j++) df_vec_release(keys[j]);
             return e;
@@ -120,7 +120,7 @@ static df_errkind do_build(join_priv *jp, df_pnode *node, df_exec_ctx *ctx, df_o
         k = df_op_next(op, &b, err);
         if (k || !b) break;
         int64_t bytes = df__batch_bytes(b);
-        k = df_exec_mem_reserve(ctx, bytes, err);
+        k = df__exec_mem_reserve(ctx, bytes, err);
         if (k) {
             df_batch_release(b);
             break;
@@ -162,15 +162,15 @@ static df_errkind do_build(join_priv *jp, df_pnode *node, df_exec_ctx *ctx, df_o
     int32_t *gid = df_malloc((size_t)(n ? n : 1) * sizeof(int32_t));
     uint8_t *skip = df_malloc((size_t)(n ? n : 1));
     k = (st && h && gid && skip) ? DF_OK : DF_OOM(err);
-    for (int32_t c = 0; c < jp->nkeys && !k; c++) k = df_xstate_new(jp->bkeys[c], &st[c], err);
+    for (int32_t c = 0; c < jp->nkeys && !k; c++) k = df__xstate_new(jp->bkeys[c], &st[c], err);
     bool have_keys = false;
     if (!k) k = eval_keys(jp->bkeys, st, jp->nkeys, sh->build, keys, err);
     if (!k) {
         have_keys = true;
         null_skip(jp, keys, n, skip);
         for (int64_t i = 0; i < n && !sh->null_key; i++) sh->null_key = skip[i] != 0;
-        df_gt_hash(&sh->gt, keys, n, h);
-        k = df_gt_find_or_insert(&sh->gt, keys, h, n, skip, gid, err);
+        df__gt_hash(&sh->gt, keys, n, h);
+        k = df__gt_find_or_insert(&sh->gt, keys, h, n, skip, gid, err);
     }
     if (!k) {
         int64_t ng = sh->gt.ngroups;
@@ -191,7 +191,7 @@ static df_errkind do_build(join_priv *jp, df_pnode *node, df_exec_ctx *ctx, df_o
     if (have_keys)
         for (int32_t c = 0; c < jp->nkeys; c++) df_vec_release(keys[c]);
     if (st)
-        for (int32_t c = 0; c < jp->nkeys; c++) df_xstate_free(st[c]);
+        for (int32_t c = 0; c < jp->nkeys; c++) df__xstate_free(st[c]);
     df_free(st);
     df_free(h);
     df_free(gid);
@@ -218,10 +218,10 @@ static df_errkind ensure_built(join_op *j, df_error *err) {
         pthread_cond_broadcast(&sh->cv);
     }
     while (sh->state == 1) {
-        df_exec_token_release(j->base.ctx);
+        df__exec_token_release(j->base.ctx);
         pthread_cond_wait(&sh->cv, &sh->mu);
         pthread_mutex_unlock(&sh->mu);
-        df_exec_token_acquire(j->base.ctx);
+        df__exec_token_acquire(j->base.ctx);
         pthread_mutex_lock(&sh->mu);
     }
     df_errkind k = sh->state == 3 ? sh->failed : DF_OK;
@@ -280,15 +280,15 @@ static df_errkind load_probe(join_op *j, df_error *err) {
                 df_batch_release(b);
                 return k;
             }
-            bool need_h = df_gt_find_needs_hashes(&jp->sh.gt);
+            bool need_h = df__gt_find_needs_hashes(&jp->sh.gt);
             uint64_t *h = need_h ? df_malloc((size_t)(n ? n : 1) * sizeof(uint64_t)) : NULL;
             uint8_t *skip = df_malloc((size_t)(n ? n : 1));
             if ((need_h && !h) || !skip) {
                 k = DF_OOM(err);
             } else {
                 null_skip(jp, keys, n, skip);
-                if (need_h) df_gt_hash(&jp->sh.gt, keys, n, h);
-                df_gt_find(&jp->sh.gt, keys, h, n, skip, j->pgid);
+                if (need_h) df__gt_hash(&jp->sh.gt, keys, n, h);
+                df__gt_find(&jp->sh.gt, keys, h, n, skip, j->pgid);
                 if (jp->null_aware) {
                     df_free(j->pnull);
                     j->pnull = skip;
@@ -385,7 +385,7 @@ static df_errkind filter_pairs(join_op *j, int64_t *np, df_error *err) {
     df_batch *cand = NULL;
     DF_TRY(assemble(j, j->pi, j->bi, *np, jp->cand_schema, &cand, err));
     df_vec *m = NULL;
-    df_errkind k = df_xprog_eval_vec(jp->filter, j->fst, cand, &m, err);
+    df_errkind k = df__xprog_eval_vec(jp->filter, j->fst, cand, &m, err);
     df_batch_release(cand);
     if (k) return k;
     int64_t w = 0;
@@ -502,7 +502,7 @@ static df_errkind join_next(df_op *op, df_batch **out, df_error *err) {
     DF_TRY(ensure_built(j, err));
     DF_TRY(ensure_cap(j, op->ctx->batch_size, err));
     for (;;) {
-        DF_TRY(df_exec_check_cancel(op->ctx, err));
+        DF_TRY(df__exec_check_cancel(op->ctx, err));
         if (!j->pb) {
             if (!j->probe_done) DF_TRY(load_probe(j, err));
             if (j->probe_done) {
@@ -552,9 +552,9 @@ static void join_close(df_op *op) {
     join_priv *jp = op->node->priv;
     df_op_close(j->probe);
     if (j->kst)
-        for (int32_t c = 0; c < jp->nkeys; c++) df_xstate_free(j->kst[c]);
+        for (int32_t c = 0; c < jp->nkeys; c++) df__xstate_free(j->kst[c]);
     df_free(j->kst);
-    df_xstate_free(j->fst);
+    df__xstate_free(j->fst);
     df_batch_release(j->pb);
     df_free(j->pgid);
     df_free(j->pmatched);
@@ -569,12 +569,12 @@ static df_errkind join_open(df_pnode *n, df_exec_ctx *ctx, int32_t p, df_op *par
     join_priv *jp = n->priv;
     join_op *j = df_calloc(1, sizeof *j);
     if (!j) return DF_OOM(err);
-    df_op_init(&j->base, &join_op_vt, n, ctx, p);
+    df__op_init(&j->base, &join_op_vt, n, ctx, p);
     j->base.parent = parent;
     j->kst = df_calloc((size_t)(jp->nkeys ? jp->nkeys : 1), sizeof(df_xstate *));
     df_errkind k = j->kst ? DF_OK : DF_OOM(err);
-    for (int32_t c = 0; c < jp->nkeys && !k; c++) k = df_xstate_new(jp->pkeys[c], &j->kst[c], err);
-    if (!k && jp->filter) k = df_xstate_new(jp->filter, &j->fst, err);
+    for (int32_t c = 0; c < jp->nkeys && !k; c++) k = df__xstate_new(jp->pkeys[c], &j->kst[c], err);
+    if (!k && jp->filter) k = df__xstate_new(jp->filter, &j->fst, err);
     if (!k) {
         pthread_mutex_lock(&jp->sh.mu);
         jp->sh.ctx = ctx;
@@ -593,21 +593,21 @@ static void join_destroy(df_pnode *n) {
     join_priv *jp = n->priv;
     if (!jp) return;
     for (int32_t c = 0; c < jp->nkeys; c++) {
-        if (jp->bkeys) df_xprog_free(jp->bkeys[c]);
-        if (jp->pkeys) df_xprog_free(jp->pkeys[c]);
+        if (jp->bkeys) df__xprog_free(jp->bkeys[c]);
+        if (jp->pkeys) df__xprog_free(jp->pkeys[c]);
     }
     df_free(jp->bkeys);
     df_free(jp->pkeys);
     df_free(jp->null_equal);
-    df_xprog_free(jp->filter);
+    df__xprog_free(jp->filter);
     df_schema_release(jp->cand_schema);
     join_shared *sh = &jp->sh;
     df_batch_release(sh->build);
-    df_gt_free(&sh->gt);
+    df__gt_free(&sh->gt);
     df_free(sh->first);
     df_free(sh->next);
     df_free((void *)sh->matched);
-    if (sh->ctx && sh->reserved) df_exec_mem_release(sh->ctx, sh->reserved);
+    if (sh->ctx && sh->reserved) df__exec_mem_release(sh->ctx, sh->reserved);
     df_error_clear(&sh->error);
     pthread_cond_destroy(&sh->cv);
     pthread_mutex_destroy(&sh->mu);
@@ -644,7 +644,7 @@ static df_errkind concat_schemas(const df_schema *a, const df_schema *b, df_sche
     return DF_OK;
 }
 
-df_errkind df_op_hash_join_new(df_pnode *build, df_pnode *probe, const df_lnode *join, df_schema *schema,
+df_errkind df__op_hash_join_new(df_pnode *build, df_pnode *probe, const df_lnode *join, df_schema *schema,
                                df_pnode **out, df_error *err) {
     *out = NULL;
     df_join_type t = join->u.join.type;
@@ -676,29 +676,29 @@ df_errkind df_op_hash_join_new(df_pnode *build, df_pnode *probe, const df_lnode 
     df_type *ktypes[64];
     for (int32_t c = 0; c < nk && !k; c++) {
         const df_expr *lk = join->u.join.lkeys[c], *rk = join->u.join.rkeys[c];
-        k = df_xprog_compile(jp->build_left ? lk : rk, &jp->bkeys[c], err);
-        if (!k) k = df_xprog_compile(jp->build_left ? rk : lk, &jp->pkeys[c], err);
+        k = df__xprog_compile(jp->build_left ? lk : rk, &jp->bkeys[c], err);
+        if (!k) k = df__xprog_compile(jp->build_left ? rk : lk, &jp->pkeys[c], err);
         jp->null_equal[c] = join->u.join.null_equal[c];
         ktypes[c] = lk->type;
         if (!k && !df_type_equals(lk->type, rk->type))
             k = df_error_set(err, DF_ERR_INTERNAL, "join key %d sides have different types", c);
     }
-    if (!k) k = df_gt_init(&jp->sh.gt, nk, ktypes, NULL, err);
+    if (!k) k = df__gt_init(&jp->sh.gt, nk, ktypes, NULL, err);
     df_schema *lsch = jp && jp->build_left ? build->schema : probe->schema;
     df_schema *rsch = jp && jp->build_left ? probe->schema : build->schema;
     if (!k && join->u.join.filter) {
-        k = df_xprog_compile(join->u.join.filter, &jp->filter, err);
+        k = df__xprog_compile(join->u.join.filter, &jp->filter, err);
         if (!k) k = concat_schemas(lsch, rsch, &jp->cand_schema, err);
     }
     df_pnode *n = NULL;
-    if (!k) k = df_pnode_new(nk ? &hash_join_vt : &nested_loop_vt, schema, probe->partitions, 2, &n, err);
+    if (!k) k = df__pnode_new(nk ? &hash_join_vt : &nested_loop_vt, schema, probe->partitions, 2, &n, err);
     if (k) {
         if (jp) {
             df_pnode tmp = {.priv = jp};
             join_destroy(&tmp);
         }
-        df_pnode_free(build);
-        df_pnode_free(probe);
+        df__pnode_free(build);
+        df__pnode_free(probe);
         return k;
     }
     jp->nleft = lsch->nfields;

@@ -73,7 +73,7 @@ static const df_op_vt limit_op_vt = {limit_next, limit_close};
 static df_errkind limit_open(df_pnode *n, df_exec_ctx *ctx, int32_t p, df_op *parent, df_op **out, df_error *err) {
     limit_op *l = df_calloc(1, sizeof *l);
     if (!l) return DF_OOM(err);
-    df_op_init(&l->base, &limit_op_vt, n, ctx, p);
+    df__op_init(&l->base, &limit_op_vt, n, ctx, p);
     l->base.parent = parent;
     df_errkind k = df_pnode_open(n->inputs[0], ctx, p, &l->base, &l->child, err);
     if (k) {
@@ -94,17 +94,17 @@ static df_errkind limit_explain(const df_pnode *n, df_buf *out, df_error *err) {
 static const df_pnode_vt global_vt = {"GlobalLimitExec", limit_open, limit_destroy, limit_explain};
 static const df_pnode_vt local_vt = {"LocalLimitExec", limit_open, limit_destroy, limit_explain};
 
-df_errkind df_op_limit_new(df_pnode *input, int64_t skip, int64_t fetch, bool global, df_pnode **out,
+df_errkind df__op_limit_new(df_pnode *input, int64_t skip, int64_t fetch, bool global, df_pnode **out,
                            df_error *err) {
     *out = NULL;
     limit_priv *lp = df_calloc(1, sizeof *lp);
     df_pnode *n = NULL;
-    df_errkind k = lp ? df_pnode_new(global ? &global_vt : &local_vt, input->schema, global ? 1 : input->partitions,
+    df_errkind k = lp ? df__pnode_new(global ? &global_vt : &local_vt, input->schema, global ? 1 : input->partitions,
                                      1, &n, err)
                       : DF_OOM(err);
     if (k) {
         df_free(lp);
-        df_pnode_free(input);
+        df__pnode_free(input);
         return k;
     }
     lp->skip = global ? skip : 0;

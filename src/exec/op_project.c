@@ -25,7 +25,7 @@ static df_errkind project_next(df_op *op, df_batch **out, df_error *err) {
     if (!in) return DF_OK;
     df_vec **cols = df_calloc((size_t)(pp->n ? pp->n : 1), sizeof(df_vec *));
     df_errkind k = cols ? DF_OK : DF_OOM(err);
-    for (int32_t c = 0; c < pp->n && !k; c++) k = df_xprog_eval_vec(pp->progs[c], p->st[c], in, &cols[c], err);
+    for (int32_t c = 0; c < pp->n && !k; c++) k = df__xprog_eval_vec(pp->progs[c], p->st[c], in, &cols[c], err);
     if (!k) {
         k = df_batch_new(op->node->schema, cols, in->nrows, out, err);
     } else if (cols) {
@@ -41,7 +41,7 @@ static void project_close(df_op *op) {
     const project_priv *pp = op->node->priv;
     df_op_close(p->child);
     if (p->st)
-        for (int32_t c = 0; c < pp->n; c++) df_xstate_free(p->st[c]);
+        for (int32_t c = 0; c < pp->n; c++) df__xstate_free(p->st[c]);
     df_free(p->st);
     df_free(p);
 }
@@ -53,11 +53,11 @@ static df_errkind project_open(df_pnode *n, df_exec_ctx *ctx, int32_t part, df_o
     const project_priv *pp = n->priv;
     project_op *p = df_calloc(1, sizeof *p);
     if (!p) return DF_OOM(err);
-    df_op_init(&p->base, &project_op_vt, n, ctx, part);
+    df__op_init(&p->base, &project_op_vt, n, ctx, part);
     p->base.parent = parent;
     p->st = df_calloc((size_t)(pp->n ? pp->n : 1), sizeof(df_xstate *));
     df_errkind k = p->st ? DF_OK : DF_OOM(err);
-    for (int32_t c = 0; c < pp->n && !k; c++) k = df_xstate_new(pp->progs[c], &p->st[c], err);
+    for (int32_t c = 0; c < pp->n && !k; c++) k = df__xstate_new(pp->progs[c], &p->st[c], err);
     if (!k) k = df_pnode_open(n->inputs[0], ctx, part, &p->base, &p->child, err);
     if (k) {
         project_close(&p->base);
@@ -70,7 +70,7 @@ static df_errkind project_open(df_pnode *n, df_exec_ctx *ctx, int32_t part, df_o
 static void project_destroy(df_pnode *n) {
     project_priv *pp = n->priv;
     if (!pp) return;
-    for (int32_t c = 0; c < pp->n; c++) df_xprog_free(pp->progs[c]);
+    for (int32_t c = 0; c < pp->n; c++) df__xprog_free(pp->progs[c]);
     df_free(pp->progs);
     df_free(pp);
 }
@@ -84,7 +84,7 @@ static df_errkind project_explain(const df_pnode *n, df_buf *out, df_error *err)
 
 static const df_pnode_vt project_vt = {"ProjectionExec", project_open, project_destroy, project_explain};
 
-df_errkind df_op_project_new(df_pnode *input, df_expr *const *exprs, df_schema *schema, df_pnode **out,
+df_errkind df__op_project_new(df_pnode *input, df_expr *const *exprs, df_schema *schema, df_pnode **out,
                              df_error *err) {
     *out = NULL;
     int32_t n = schema->nfields;
@@ -95,15 +95,15 @@ df_errkind df_op_project_new(df_pnode *input, df_expr *const *exprs, df_schema *
         if (!pp->progs) k = DF_OOM(err);
     }
     for (int32_t c = 0; c < n && !k; c++) {
-        k = df_xprog_compile(exprs[c], &pp->progs[c], err);
+        k = df__xprog_compile(exprs[c], &pp->progs[c], err);
         pp->n = c + (k ? 0 : 1);
     }
     df_pnode *node = NULL;
-    if (!k) k = df_pnode_new(&project_vt, schema, input->partitions, 1, &node, err);
+    if (!k) k = df__pnode_new(&project_vt, schema, input->partitions, 1, &node, err);
     if (k) {
         df_pnode tmp = {.priv = pp};
         project_destroy(&tmp);
-        df_pnode_free(input);
+        df__pnode_free(input);
         return k;
     }
     node->inputs[0] = input;

@@ -61,7 +61,7 @@ static df_errkind scan_produce(scan_op *s, df_batch **out, df_error *err) {
     df_op *op = &s->base;
     *out = NULL;
     for (;;) {
-        DF_TRY(df_exec_check_cancel(op->ctx, err));
+        DF_TRY(df__exec_check_cancel(op->ctx, err));
         if (s->sp->fetch >= 0 && s->produced >= s->sp->fetch) return DF_OK;
         if (!s->cur) {
             int64_t u = atomic_fetch_add_explicit(&s->sp->next_unit, 1, memory_order_relaxed);
@@ -97,7 +97,7 @@ static const df_op_vt scan_op_vt = {scan_next, scan_close};
 static df_errkind scan_open(df_pnode *n, df_exec_ctx *ctx, int32_t p, df_op *parent, df_op **out, df_error *err) {
     scan_op *s = df_calloc(1, sizeof *s);
     if (!s) return DF_OOM(err);
-    df_op_init(&s->base, &scan_op_vt, n, ctx, p);
+    df__op_init(&s->base, &scan_op_vt, n, ctx, p);
     s->base.parent = parent;
     s->sp = n->priv;
     s->batch_size = ctx->batch_size;
@@ -164,7 +164,7 @@ static bool cast_scalar(const df_scalar *in, df_type *to, df_scalar *out) {
     df_vec *v = NULL;
     df_xreg arg = {0}, res = {0};
     bool ok = false;
-    if (df_kernel_for_cast(in->type, to, false, &k, NULL)) return false;
+    if (df__kernel_for_cast(in->type, to, false, &k, NULL)) return false;
     if (df_vec_from_scalar(in, 1, &v, NULL)) goto done;
     arg.vec = v;
     arg.is_const = true;
@@ -172,7 +172,7 @@ static bool cast_scalar(const df_scalar *in, df_type *to, df_scalar *out) {
     if (k.fn(&ka, &arg, 1, &res)) goto done;
     ok = df_scalar_from_vec(out, res.vec, 0, NULL) == DF_OK;
 done:
-    df_xreg_clear(&res);
+    df__xreg_clear(&res);
     df_vec_release(v);
     if (k.aux_free) k.aux_free(k.aux);
     return ok;
@@ -279,10 +279,10 @@ static bool convert(const df_expr *e, const df_schema *ps, df_scan_predicate *p)
     return false;
 }
 
-df_errkind df_op_scan_new(const df_lnode *scan, df_exec_ctx *ctx, df_pnode **out, df_error *err) {
+df_errkind df__op_scan_new(const df_lnode *scan, df_exec_ctx *ctx, df_pnode **out, df_error *err) {
     *out = NULL;
     df_schema *schema;
-    DF_TRY(df_exec_schema_from_cols(scan->cols, scan->ncols, &schema, err));
+    DF_TRY(df__exec_schema_from_cols(scan->cols, scan->ncols, &schema, err));
     scan_priv *sp = df_calloc(1, sizeof *sp);
     if (!sp) {
         df_schema_release(schema);
@@ -314,7 +314,7 @@ df_errkind df_op_scan_new(const df_lnode *scan, df_exec_ctx *ctx, df_pnode **out
     int64_t units = sp->plan ? sp->plan->nunits : 0;
     int32_t parts = (int32_t)DF_MAX(1, DF_MIN(units, (int64_t)ctx->target_partitions));
     df_pnode *n = NULL;
-    if (!k) k = df_pnode_new(&scan_vt, schema, parts, 0, &n, err);
+    if (!k) k = df__pnode_new(&scan_vt, schema, parts, 0, &n, err);
     df_schema_release(schema);
     if (k) {
         n = NULL;

@@ -32,7 +32,7 @@ df_errkind df__sortspec_init(df__sortspec *sp, const df_sort_key *keys, int32_t 
         return DF_OOM(err);
     }
     for (int32_t k = 0; k < nkeys; k++) {
-        df_errkind e = df_xprog_compile(keys[k].expr, &sp->progs[k], err);
+        df_errkind e = df__xprog_compile(keys[k].expr, &sp->progs[k], err);
         if (e) {
             df__sortspec_clear(sp);
             return e;
@@ -46,7 +46,7 @@ df_errkind df__sortspec_init(df__sortspec *sp, const df_sort_key *keys, int32_t 
 
 void df__sortspec_clear(df__sortspec *sp) {
     if (sp->progs)
-        for (int32_t k = 0; k < sp->nkeys; k++) df_xprog_free(sp->progs[k]);
+        for (int32_t k = 0; k < sp->nkeys; k++) df__xprog_free(sp->progs[k]);
     df_free(sp->progs);
     df_free(sp->desc);
     df_free(sp->nulls_first);
@@ -56,7 +56,7 @@ void df__sortspec_clear(df__sortspec *sp) {
 df_errkind df__sortspec_eval(const df__sortspec *sp, df_xstate **st, const df_batch *b, df_vec **keys,
                              df_error *err) {
     for (int32_t k = 0; k < sp->nkeys; k++) {
-        df_errkind e = df_xprog_eval_vec(sp->progs[k], st[k], b, &keys[k], err);
+        df_errkind e = df__xprog_eval_vec(sp->progs[k], st[k], b, &keys[k], err);
         if (e) {
             for (int32_t j = 0; j < k; j++) {
                 df_vec_release(keys[j]);
@@ -89,9 +89,9 @@ static df_errkind states_new(const df__sortspec *sp, df_xstate ***out, df_error 
     df_xstate **st = df_calloc((size_t)(sp->nkeys ? sp->nkeys : 1), sizeof(df_xstate *));
     if (!st) return DF_OOM(err);
     for (int32_t k = 0; k < sp->nkeys; k++) {
-        df_errkind e = df_xstate_new(sp->progs[k], &st[k], err);
+        df_errkind e = df__xstate_new(sp->progs[k], &st[k], err);
         if (e) {
-            for (int32_t j = 0; j < k; j++) df_xstate_free(st[j]);
+            for (int32_t j = 0; j < k; j++) df__xstate_free(st[j]);
             df_free(st);
             return e;
         }
@@ -102,7 +102,7 @@ static df_errkind states_new(const df__sortspec *sp, df_xstate ***out, df_error 
 
 static void states_free(const df__sortspec *sp, df_xstate **st) {
     if (!st) return;
-    for (int32_t k = 0; k < sp->nkeys; k++) df_xstate_free(st[k]);
+    for (int32_t k = 0; k < sp->nkeys; k++) df__xstate_free(st[k]);
     df_free(st);
 }
 
@@ -174,7 +174,7 @@ typedef struct sort_op {
 static df_errkind buf_push(sort_op *s, df_batch *b, df_error *err) {
     int64_t bytes = df__batch_bytes(b);
     df_errkind k = DF_ARRAY_RESERVE(s->buf, s->cap, s->nbuf + 1, 16, err);
-    if (!k) k = df_exec_mem_reserve(s->base.ctx, bytes, err);
+    if (!k) k = df__exec_mem_reserve(s->base.ctx, bytes, err);
     if (k) {
         df_batch_release(b);
         return k;
@@ -189,7 +189,7 @@ static void buf_clear(sort_op *s) {
     for (int32_t i = 0; i < s->nbuf; i++) df_batch_release(s->buf[i]);
     s->nbuf = 0;
     s->buf_rows = 0;
-    df_exec_mem_release(s->base.ctx, s->reserved);
+    df__exec_mem_release(s->base.ctx, s->reserved);
     s->reserved = 0;
 }
 
@@ -317,7 +317,7 @@ static df_errkind sort_next(df_op *op, df_batch **out, df_error *err) {
     *out = NULL;
     if (s->child) DF_TRY(consume_input(s, err));
     if (!s->sorted || s->emitted >= s->norder) return DF_OK;
-    DF_TRY(df_exec_check_cancel(op->ctx, err));
+    DF_TRY(df__exec_check_cancel(op->ctx, err));
     int64_t n = DF_MIN((int64_t)op->ctx->batch_size, s->norder - s->emitted);
     DF_TRY(df__batch_take(s->sorted, s->order + s->emitted, n, op->node->schema, out, err));
     s->emitted += n;
@@ -344,7 +344,7 @@ static df_errkind sort_open(df_pnode *n, df_exec_ctx *ctx, int32_t p, df_op *par
     const sort_priv *sp = n->priv;
     sort_op *s = df_calloc(1, sizeof *s);
     if (!s) return DF_OOM(err);
-    df_op_init(&s->base, &sort_op_vt, n, ctx, p);
+    df__op_init(&s->base, &sort_op_vt, n, ctx, p);
     s->bound_row = -1;
     s->base.parent = parent;
     df_errkind k = states_new(&sp->spec, &s->st, err);
@@ -386,19 +386,19 @@ static df_errkind new_priv(const df_sort_key *keys, int32_t nkeys, int64_t fetch
     return DF_OK;
 }
 
-df_errkind df_op_sort_new(df_pnode *input, const df_sort_key *keys, int32_t nkeys, int64_t fetch, df_pnode **out,
+df_errkind df__op_sort_new(df_pnode *input, const df_sort_key *keys, int32_t nkeys, int64_t fetch, df_pnode **out,
                           df_error *err) {
     *out = NULL;
     sort_priv *sp = NULL;
     df_pnode *n = NULL;
     df_errkind k = new_priv(keys, nkeys, fetch, &sp, err);
-    if (!k) k = df_pnode_new(&sort_vt, input->schema, input->partitions, 1, &n, err);
+    if (!k) k = df__pnode_new(&sort_vt, input->schema, input->partitions, 1, &n, err);
     if (k) {
         if (sp) {
             df_pnode tmp = {.priv = sp};
             sort_destroy(&tmp);
         }
-        df_pnode_free(input);
+        df__pnode_free(input);
         return k;
     }
     n->inputs[0] = input;
@@ -518,7 +518,7 @@ static df_errkind merge_next(df_op *op, df_batch **out, df_error *err) {
         if (++c->row >= c->b->nrows) DF_TRY(cursor_load(m, best, err));
     }
     if (got == 0) return DF_OK;
-    DF_TRY(df_exec_check_cancel(op->ctx, err));
+    DF_TRY(df__exec_check_cancel(op->ctx, err));
     int32_t ncols = op->node->schema->nfields;
     df_vec **cols = df_calloc((size_t)(ncols ? ncols : 1), sizeof(df_vec *));
     df_vec **vs = df_calloc((size_t)(m->nsrcs ? m->nsrcs : 1), sizeof(df_vec *));
@@ -560,7 +560,7 @@ static df_errkind merge_open(df_pnode *n, df_exec_ctx *ctx, int32_t p, df_op *pa
     const sort_priv *sp = n->priv;
     merge_op *m = df_calloc(1, sizeof *m);
     if (!m) return DF_OOM(err);
-    df_op_init(&m->base, &merge_op_vt, n, ctx, p);
+    df__op_init(&m->base, &merge_op_vt, n, ctx, p);
     m->base.parent = parent;
     m->n = n->inputs[0]->partitions;
     m->cur = df_calloc((size_t)m->n, sizeof(cursor));
@@ -580,19 +580,19 @@ static df_errkind merge_open(df_pnode *n, df_exec_ctx *ctx, int32_t p, df_op *pa
 
 static const df_pnode_vt merge_vt = {"SortPreservingMergeExec", merge_open, sort_destroy, sort_explain};
 
-df_errkind df_op_merge_new(df_pnode *input, const df_sort_key *keys, int32_t nkeys, int64_t fetch, df_pnode **out,
+df_errkind df__op_merge_new(df_pnode *input, const df_sort_key *keys, int32_t nkeys, int64_t fetch, df_pnode **out,
                            df_error *err) {
     *out = NULL;
     sort_priv *sp = NULL;
     df_pnode *n = NULL;
     df_errkind k = new_priv(keys, nkeys, fetch, &sp, err);
-    if (!k) k = df_pnode_new(&merge_vt, input->schema, 1, 1, &n, err);
+    if (!k) k = df__pnode_new(&merge_vt, input->schema, 1, 1, &n, err);
     if (k) {
         if (sp) {
             df_pnode tmp = {.priv = sp};
             sort_destroy(&tmp);
         }
-        df_pnode_free(input);
+        df__pnode_free(input);
         return k;
     }
     n->inputs[0] = input;

@@ -36,7 +36,7 @@ static df_errkind union_open(df_pnode *n, df_exec_ctx *ctx, int32_t p, df_op *pa
     if (i >= n->ninputs) return df_error_set(err, DF_ERR_INTERNAL, "union partition %d out of range", p);
     union_op *u = df_calloc(1, sizeof *u);
     if (!u) return DF_OOM(err);
-    df_op_init(&u->base, &union_op_vt, n, ctx, p);
+    df__op_init(&u->base, &union_op_vt, n, ctx, p);
     u->base.parent = parent;
     df_errkind k = df_pnode_open(n->inputs[i], ctx, local, &u->base, &u->child, err);
     if (k) {
@@ -49,14 +49,14 @@ static df_errkind union_open(df_pnode *n, df_exec_ctx *ctx, int32_t p, df_op *pa
 
 static const df_pnode_vt union_vt = {"UnionExec", union_open, NULL, NULL};
 
-df_errkind df_op_union_new(df_pnode **inputs, int32_t n, df_schema *schema, df_pnode **out, df_error *err) {
+df_errkind df__op_union_new(df_pnode **inputs, int32_t n, df_schema *schema, df_pnode **out, df_error *err) {
     *out = NULL;
     int32_t parts = 0;
     for (int32_t i = 0; i < n; i++) parts += inputs[i]->partitions;
     df_pnode *u = NULL;
-    df_errkind k = df_pnode_new(&union_vt, schema, parts, n, &u, err);
+    df_errkind k = df__pnode_new(&union_vt, schema, parts, n, &u, err);
     if (k) {
-        for (int32_t i = 0; i < n; i++) df_pnode_free(inputs[i]);
+        for (int32_t i = 0; i < n; i++) df__pnode_free(inputs[i]);
         return k;
     }
     for (int32_t i = 0; i < n; i++) u->inputs[i] = inputs[i];

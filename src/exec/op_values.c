@@ -21,7 +21,7 @@ static df_errkind values_next(df_op *op, df_batch **out, df_error *err) {
     values_op *v = (values_op *)op;
     const values_priv *vp = op->node->priv;
     *out = NULL;
-    DF_TRY(df_exec_check_cancel(op->ctx, err));
+    DF_TRY(df__exec_check_cancel(op->ctx, err));
     if (v->next >= vp->nbatches) return DF_OK;
     *out = df_batch_retain(vp->batches[v->next++]);
     return DF_OK;
@@ -34,7 +34,7 @@ static const df_op_vt values_op_vt = {values_next, values_close};
 static df_errkind values_open(df_pnode *n, df_exec_ctx *ctx, int32_t p, df_op *parent, df_op **out, df_error *err) {
     values_op *v = df_calloc(1, sizeof *v);
     if (!v) return DF_OOM(err);
-    df_op_init(&v->base, &values_op_vt, n, ctx, p);
+    df__op_init(&v->base, &values_op_vt, n, ctx, p);
     v->base.parent = parent;
     *out = &v->base;
     return DF_OK;
@@ -78,7 +78,7 @@ static df_errkind build_column(const df_lnode *values, int32_t c, int32_t from, 
     df_errkind k = DF_OK;
     for (int32_t r = 0; r < n && !k; r++) {
         df_scalar s = {0};
-        k = df_exec_eval_const(values->u.values.rows[from + r][c], &s, err);
+        k = df__exec_eval_const(values->u.values.rows[from + r][c], &s, err);
         if (!k && !df_type_equals(s.type, type)) {
             /* NULL literals of the Null type in a typed column. */
             if (s.is_null) {
@@ -98,7 +98,7 @@ static df_errkind build_column(const df_lnode *values, int32_t c, int32_t from, 
     return k;
 }
 
-df_errkind df_op_values_new(const df_lnode *values, df_schema *schema, df_pnode **out, df_error *err) {
+df_errkind df__op_values_new(const df_lnode *values, df_schema *schema, df_pnode **out, df_error *err) {
     *out = NULL;
     values_priv *vp = df_calloc(1, sizeof *vp);
     if (!vp) return DF_OOM(err);
@@ -124,7 +124,7 @@ df_errkind df_op_values_new(const df_lnode *values, df_schema *schema, df_pnode 
         if (!k) k = add_batch(vp, b, err);
     }
     df_pnode *n = NULL;
-    if (!k) k = df_pnode_new(&values_vt, schema, 1, 0, &n, err);
+    if (!k) k = df__pnode_new(&values_vt, schema, 1, 0, &n, err);
     if (k) {
         df_pnode tmp = {.priv = vp};
         values_destroy(&tmp);
@@ -135,7 +135,7 @@ df_errkind df_op_values_new(const df_lnode *values, df_schema *schema, df_pnode 
     return DF_OK;
 }
 
-df_errkind df_op_empty_new(df_schema *schema, bool one_row, df_pnode **out, df_error *err) {
+df_errkind df__op_empty_new(df_schema *schema, bool one_row, df_pnode **out, df_error *err) {
     *out = NULL;
     values_priv *vp = df_calloc(1, sizeof *vp);
     if (!vp) return DF_OOM(err);
@@ -146,7 +146,7 @@ df_errkind df_op_empty_new(df_schema *schema, bool one_row, df_pnode **out, df_e
         if (!k) k = add_batch(vp, b, err);
     }
     df_pnode *n = NULL;
-    if (!k) k = df_pnode_new(&empty_vt, schema, 1, 0, &n, err);
+    if (!k) k = df__pnode_new(&empty_vt, schema, 1, 0, &n, err);
     if (k) {
         df_pnode tmp = {.priv = vp};
         values_destroy(&tmp);

@@ -113,9 +113,9 @@ static df_errkind build_layout(const win_priv *wp, int32_t w, const df_batch *al
         return DF_OOM(err);
     df_xstate **st = df_calloc((size_t)(sp->nkeys ? sp->nkeys : 1), sizeof(df_xstate *));
     df_errkind k = st ? DF_OK : DF_OOM(err);
-    for (int32_t i = 0; i < sp->nkeys && !k; i++) k = df_xstate_new(sp->progs[i], &st[i], err);
+    for (int32_t i = 0; i < sp->nkeys && !k; i++) k = df__xstate_new(sp->progs[i], &st[i], err);
     if (!k && sp->nkeys) k = df__sortspec_eval(sp, st, all, l->keys, err);
-    for (int32_t i = 0; st && i < sp->nkeys; i++) df_xstate_free(st[i]);
+    for (int32_t i = 0; st && i < sp->nkeys; i++) df__xstate_free(st[i]);
     df_free(st);
     if (k) {
         memset(l->keys, 0, (size_t)(sp->nkeys ? sp->nkeys : 1) * sizeof(df_vec *));
@@ -634,9 +634,9 @@ static df_errkind compute(win_op *o, int32_t w, int32_t **order_out, df_vec **ou
     df_vec *args[2] = {NULL, NULL};
     for (int32_t a = 0; a < win->nargs && a < 2 && !k; a++) {
         df_xstate *st = NULL;
-        k = df_xstate_new(wp->args[2 * w + a], &st, err);
-        if (!k) k = df_xprog_eval_vec(wp->args[2 * w + a], st, all, &args[a], err);
-        df_xstate_free(st);
+        k = df__xstate_new(wp->args[2 * w + a], &st, err);
+        if (!k) k = df__xprog_eval_vec(wp->args[2 * w + a], st, all, &args[a], err);
+        df__xstate_free(st);
     }
     if (!k) {
         switch (win->fn) {
@@ -671,10 +671,10 @@ static df_errkind consume(win_op *o, df_error *err) {
         DF_TRY(df_op_next(o->child, &b, err));
         if (!b) break;
         int64_t bytes = df__batch_bytes(b);
-        df_errkind k = df_exec_mem_reserve(o->base.ctx, bytes, err);
+        df_errkind k = df__exec_mem_reserve(o->base.ctx, bytes, err);
         if (!k) {
             k = DF_ARRAY_RESERVE(o->buf, o->cap, o->nbuf + 1, 16, err);
-            if (k) df_exec_mem_release(o->base.ctx, bytes);
+            if (k) df__exec_mem_release(o->base.ctx, bytes);
         }
         if (k) {
             df_batch_release(b);
@@ -693,7 +693,7 @@ static df_errkind consume(win_op *o, df_error *err) {
     o->results = df_calloc((size_t)wp->nwin, sizeof(df_vec *));
     if (!o->results) return DF_OOM(err);
     for (int32_t w = 0; w < wp->nwin; w++) {
-        DF_TRY(df_exec_check_cancel(o->base.ctx, err));
+        DF_TRY(df__exec_check_cancel(o->base.ctx, err));
         /* Rows leave in the last function's order (as a chain of window sorts would). */
         DF_TRY(compute(o, w, w == wp->nwin - 1 ? &o->order : NULL, &o->results[w], err));
     }
@@ -734,7 +734,7 @@ static void win_close(df_op *op) {
         for (int32_t w = 0; w < wp->nwin; w++) df_vec_release(o->results[w]);
     df_free(o->results);
     df_free(o->order);
-    df_exec_mem_release(op->ctx, o->reserved);
+    df__exec_mem_release(op->ctx, o->reserved);
     df_free(o);
 }
 
@@ -743,7 +743,7 @@ static const df_op_vt win_op_vt = {win_next, win_close};
 static df_errkind win_open(df_pnode *n, df_exec_ctx *ctx, int32_t p, df_op *parent, df_op **out, df_error *err) {
     win_op *o = df_calloc(1, sizeof *o);
     if (!o) return DF_OOM(err);
-    df_op_init(&o->base, &win_op_vt, n, ctx, p);
+    df__op_init(&o->base, &win_op_vt, n, ctx, p);
     o->base.parent = parent;
     df_errkind k = df_pnode_open(n->inputs[0], ctx, p, &o->base, &o->child, err);
     if (k) {
@@ -760,8 +760,8 @@ static void win_destroy(df_pnode *n) {
     for (int32_t w = 0; w < wp->nwin; w++) {
         if (wp->specs) df__sortspec_clear(&wp->specs[w]);
         if (wp->args) {
-            df_xprog_free(wp->args[2 * w]);
-            df_xprog_free(wp->args[2 * w + 1]);
+            df__xprog_free(wp->args[2 * w]);
+            df__xprog_free(wp->args[2 * w + 1]);
         }
     }
     df_free(wp->specs);
@@ -791,7 +791,7 @@ static df_errkind spec_of(const df_window *w, df__sortspec *sp, df_error *err) {
     return k;
 }
 
-df_errkind df_op_window_new(df_pnode *input, const df_lnode *window, df_schema *schema, df_pnode **out,
+df_errkind df__op_window_new(df_pnode *input, const df_lnode *window, df_schema *schema, df_pnode **out,
                             df_error *err) {
     *out = NULL;
     int32_t nw = window->u.window.nwin;
@@ -807,16 +807,16 @@ df_errkind df_op_window_new(df_pnode *input, const df_lnode *window, df_schema *
     for (int32_t w = 0; w < nw && !k; w++) {
         const df_window *win = &wp->wins[w];
         k = spec_of(win, &wp->specs[w], err);
-        for (int32_t a = 0; a < win->nargs && a < 2 && !k; a++) k = df_xprog_compile(win->args[a], &wp->args[2 * w + a], err);
+        for (int32_t a = 0; a < win->nargs && a < 2 && !k; a++) k = df__xprog_compile(win->args[a], &wp->args[2 * w + a], err);
     }
     df_pnode *n = NULL;
-    if (!k) k = df_pnode_new(&win_vt, schema, 1, 1, &n, err);
+    if (!k) k = df__pnode_new(&win_vt, schema, 1, 1, &n, err);
     if (k) {
         if (wp) {
             df_pnode tmp = {.priv = wp};
             win_destroy(&tmp);
         }
-        df_pnode_free(input);
+        df__pnode_free(input);
         return k;
     }
     n->inputs[0] = input;

@@ -26,7 +26,7 @@ bool df__is_merge(const df_pnode *n);
 static df_errkind plan_node(const df_lnode *n, df_exec_ctx *ctx, df_pnode **out, df_error *err);
 
 static df_errkind schema_of(const df_lnode *n, df_schema **out, df_error *err) {
-    return df_exec_schema_from_cols(n->cols, n->ncols, out, err);
+    return df__exec_schema_from_cols(n->cols, n->ncols, out, err);
 }
 
 /* Coalesces `in` to one partition (consumes in). */
@@ -35,25 +35,25 @@ static df_errkind single(df_pnode *in, df_pnode **out, df_error *err) {
         *out = in;
         return DF_OK;
     }
-    return df_op_coalesce_new(in, out, err);
+    return df__op_coalesce_new(in, out, err);
 }
 
 static df_errkind plan_limit(const df_lnode *n, df_exec_ctx *ctx, df_pnode **out, df_error *err) {
     df_pnode *in;
     DF_TRY(plan_node(n->inputs[0], ctx, &in, err));
     if (in->partitions > 1) {
-        DF_TRY(df_op_limit_new(in, n->u.limit.skip, n->u.limit.fetch, false, &in, err));
-        DF_TRY(df_op_coalesce_new(in, &in, err));
+        DF_TRY(df__op_limit_new(in, n->u.limit.skip, n->u.limit.fetch, false, &in, err));
+        DF_TRY(df__op_coalesce_new(in, &in, err));
     }
-    return df_op_limit_new(in, n->u.limit.skip, n->u.limit.fetch, true, out, err);
+    return df__op_limit_new(in, n->u.limit.skip, n->u.limit.fetch, true, out, err);
 }
 
 static df_errkind plan_sort(const df_lnode *n, df_exec_ctx *ctx, df_pnode **out, df_error *err) {
     df_pnode *in;
     DF_TRY(plan_node(n->inputs[0], ctx, &in, err));
-    if (in->partitions <= 1) return df_op_sort_new(in, n->u.sort.keys, n->u.sort.nkeys, n->u.sort.fetch, out, err);
-    DF_TRY(df_op_sort_new(in, n->u.sort.keys, n->u.sort.nkeys, n->u.sort.fetch, &in, err));
-    return df_op_merge_new(in, n->u.sort.keys, n->u.sort.nkeys, n->u.sort.fetch, out, err);
+    if (in->partitions <= 1) return df__op_sort_new(in, n->u.sort.keys, n->u.sort.nkeys, n->u.sort.fetch, out, err);
+    DF_TRY(df__op_sort_new(in, n->u.sort.keys, n->u.sort.nkeys, n->u.sort.fetch, &in, err));
+    return df__op_merge_new(in, n->u.sort.keys, n->u.sort.nkeys, n->u.sort.fetch, out, err);
 }
 
 static df_errkind plan_aggregate(const df_lnode *n, df_exec_ctx *ctx, df_pnode **out, df_error *err) {
@@ -62,19 +62,19 @@ static df_errkind plan_aggregate(const df_lnode *n, df_exec_ctx *ctx, df_pnode *
     df_schema *schema;
     df_errkind k = schema_of(n, &schema, err);
     if (k) {
-        df_pnode_free(in);
+        df__pnode_free(in);
         return k;
     }
     bool distinct = false;
     for (int32_t a = 0; a < n->u.agg.naggs; a++)
         distinct |= n->u.agg.aggs[a].distinct || df_agg_fn_single_step(n->u.agg.aggs[a].fn);
     if (in->partitions > 1 && !distinct) {
-        k = df_op_aggregate_new(in, n, DF_AGG_MODE_PARTIAL, NULL, &in, err);
-        if (!k) k = df_op_coalesce_new(in, &in, err);
-        if (!k) k = df_op_aggregate_new(in, n, DF_AGG_MODE_FINAL, schema, out, err);
+        k = df__op_aggregate_new(in, n, DF_AGG_MODE_PARTIAL, NULL, &in, err);
+        if (!k) k = df__op_coalesce_new(in, &in, err);
+        if (!k) k = df__op_aggregate_new(in, n, DF_AGG_MODE_FINAL, schema, out, err);
     } else {
         k = single(in, &in, err);
-        if (!k) k = df_op_aggregate_new(in, n, DF_AGG_MODE_SINGLE, schema, out, err);
+        if (!k) k = df__op_aggregate_new(in, n, DF_AGG_MODE_SINGLE, schema, out, err);
     }
     df_schema_release(schema);
     return k;
@@ -85,7 +85,7 @@ static df_errkind plan_join(const df_lnode *n, df_exec_ctx *ctx, df_pnode **out,
     DF_TRY(plan_node(n->inputs[0], ctx, &l, err));
     df_errkind k = plan_node(n->inputs[1], ctx, &r, err);
     if (k) {
-        df_pnode_free(l);
+        df__pnode_free(l);
         return k;
     }
     df_join_type t = n->u.join.type;
@@ -95,22 +95,22 @@ static df_errkind plan_join(const df_lnode *n, df_exec_ctx *ctx, df_pnode **out,
     df_schema *schema = NULL;
     k = schema_of(n, &schema, err);
     if (k) {
-        df_pnode_free(build);
-        df_pnode_free(probe);
+        df__pnode_free(build);
+        df__pnode_free(probe);
         return k;
     }
     k = single(build, &build, err); /* consumes build on failure */
     if (k) {
-        df_pnode_free(probe);
+        df__pnode_free(probe);
         df_schema_release(schema);
         return k;
     }
     if (t == DF_JOIN_FULL && (k = single(probe, &probe, err))) {
-        df_pnode_free(build);
+        df__pnode_free(build);
         df_schema_release(schema);
         return k;
     }
-    k = df_op_hash_join_new(build, probe, n, schema, out, err);
+    k = df__op_hash_join_new(build, probe, n, schema, out, err);
     df_schema_release(schema);
     return k;
 }
@@ -121,28 +121,28 @@ static df_errkind plan_node(const df_lnode *n, df_exec_ctx *ctx, df_pnode **out,
     df_pnode *in = NULL;
     df_errkind k = DF_OK;
     switch (n->kind) {
-    case DF_LN_SCAN: return df_op_scan_new(n, ctx, out, err);
+    case DF_LN_SCAN: return df__op_scan_new(n, ctx, out, err);
     case DF_LN_VALUES:
         DF_TRY(schema_of(n, &schema, err));
-        k = df_op_values_new(n, schema, out, err);
+        k = df__op_values_new(n, schema, out, err);
         df_schema_release(schema);
         return k;
     case DF_LN_EMPTY:
         DF_TRY(schema_of(n, &schema, err));
-        k = df_op_empty_new(schema, n->u.empty.one_row, out, err);
+        k = df__op_empty_new(schema, n->u.empty.one_row, out, err);
         df_schema_release(schema);
         return k;
     case DF_LN_FILTER:
         DF_TRY(plan_node(n->inputs[0], ctx, &in, err));
-        return df_op_filter_new(in, n->u.filter.pred, out, err);
+        return df__op_filter_new(in, n->u.filter.pred, out, err);
     case DF_LN_PROJECT:
         DF_TRY(plan_node(n->inputs[0], ctx, &in, err));
         k = schema_of(n, &schema, err);
         if (k) {
-            df_pnode_free(in);
+            df__pnode_free(in);
             return k;
         }
-        k = df_op_project_new(in, n->u.project.exprs, schema, out, err);
+        k = df__op_project_new(in, n->u.project.exprs, schema, out, err);
         df_schema_release(schema);
         return k;
     case DF_LN_LIMIT: return plan_limit(n, ctx, out, err);
@@ -161,10 +161,10 @@ static df_errkind plan_node(const df_lnode *n, df_exec_ctx *ctx, df_pnode **out,
         DF_TRY(single(in, &in, err)); /* consumes in on failure */
         k = schema_of(n, &schema, err);
         if (k) {
-            df_pnode_free(in);
+            df__pnode_free(in);
             return k;
         }
-        k = df_op_window_new(in, n, schema, out, err);
+        k = df__op_window_new(in, n, schema, out, err);
         df_schema_release(schema);
         return k;
     }
@@ -174,11 +174,11 @@ static df_errkind plan_node(const df_lnode *n, df_exec_ctx *ctx, df_pnode **out,
         for (int32_t i = 0; i < n->ninputs && !k; i++) k = plan_node(n->inputs[i], ctx, &ins[i], err);
         if (!k) k = schema_of(n, &schema, err);
         if (k) {
-            for (int32_t i = 0; i < n->ninputs; i++) df_pnode_free(ins[i]);
+            for (int32_t i = 0; i < n->ninputs; i++) df__pnode_free(ins[i]);
             df_free(ins);
             return k;
         }
-        k = df_op_union_new(ins, n->ninputs, schema, out, err);
+        k = df__op_union_new(ins, n->ninputs, schema, out, err);
         df_free(ins);
         df_schema_release(schema);
         return k;
@@ -206,7 +206,7 @@ static df_errkind alloc_metrics(df_pnode *n, df_error *err) {
     return DF_OK;
 }
 
-df_errkind df_exec_plan(const df_lnode *root, df_exec_ctx *ctx, df_pnode **out, df_error *err) {
+df_errkind df__exec_plan(const df_lnode *root, df_exec_ctx *ctx, df_pnode **out, df_error *err) {
     *out = NULL;
     df_pnode *p;
     DF_TRY(plan_node(root, ctx, &p, err));
@@ -215,16 +215,16 @@ df_errkind df_exec_plan(const df_lnode *root, df_exec_ctx *ctx, df_pnode **out, 
     assign_ids(p, 0);
     if (ctx->dq) name_nodes(p, -1);
     if (ctx->profile && (k = alloc_metrics(p, err))) {
-        df_pnode_free(p);
+        df__pnode_free(p);
         return k;
     }
     *out = p;
     return DF_OK;
 }
 
-int32_t df_exec_plan_threads(const df_pnode *n) {
+int32_t df__exec_plan_threads(const df_pnode *n) {
     int32_t t = 0;
     if (df__is_exchange(n) || df__is_merge(n)) t += n->inputs[0]->partitions;
-    for (int32_t i = 0; i < n->ninputs; i++) t += df_exec_plan_threads(n->inputs[i]);
+    for (int32_t i = 0; i < n->ninputs; i++) t += df__exec_plan_threads(n->inputs[i]);
     return t;
 }

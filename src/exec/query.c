@@ -42,8 +42,8 @@ struct df_exec_profile {
 static df_errkind check_expr(const df_expr *e, df_error *err) {
     if (!e) return DF_OK;
     df_xprog *p;
-    DF_TRY(df_xprog_compile(e, &p, err));
-    df_xprog_free(p);
+    DF_TRY(df__xprog_compile(e, &p, err));
+    df__xprog_free(p);
     return DF_OK;
 }
 
@@ -82,14 +82,14 @@ static df_errkind check_plan(const df_lnode *n, int depth, df_error *err) {
 }
 
 static df_errkind finish_query(df_lplan *plan, df_query **out, df_error *err) {
-    df_errkind k = df__sql_optimize(plan, df_exec_eval_const, err);
+    df_errkind k = df__sql_optimize(plan, df__exec_eval_const, err);
     if (!k) k = check_plan(plan->optimized, 0, err);
     df_query *q = NULL;
     if (!k) {
         q = df_calloc(1, sizeof *q);
         if (!q) k = DF_OOM(err);
     }
-    if (!k) k = df_exec_schema_from_cols(plan->optimized->cols, plan->optimized->ncols, &q->schema, err);
+    if (!k) k = df__exec_schema_from_cols(plan->optimized->cols, plan->optimized->ncols, &q->schema, err);
     if (k) {
         df_free(q);
         df__lplan_release(plan);
@@ -105,7 +105,7 @@ df_errkind df_query_plan(df_catalog *cat, const char *sql, df_query **out, df_er
     *out = NULL;
     if (!cat || !sql) return df_error_set(err, DF_ERR_INVALID_ARGUMENT, "df_query_plan needs a catalog and SQL text");
     df_lplan *plan;
-    DF_TRY(df__sql_bind(cat, sql, df_exec_eval_const, &plan, err));
+    DF_TRY(df__sql_bind(cat, sql, df__exec_eval_const, &plan, err));
     return finish_query(plan, out, err);
 }
 
@@ -159,9 +159,9 @@ df_errkind df_query_explain(const df_query *q, df_buf *out, df_error *err) {
     ctx.batch_size = 8192;
     ctx.target_partitions = df_cpu_count();
     df_pnode *root;
-    DF_TRY(df_exec_plan(q->plan->optimized, &ctx, &root, err));
+    DF_TRY(df__exec_plan(q->plan->optimized, &ctx, &root, err));
     df_errkind k = df__pnode_explain(root, out, err);
-    df_pnode_free(root);
+    df__pnode_free(root);
     return k;
 }
 
@@ -174,7 +174,7 @@ void df_exec_options_init(df_exec_options *opts) {
 
 static void execution_release(df_exec_profile *x) {
     if (!x || atomic_fetch_sub_explicit(&x->refs, 1, memory_order_acq_rel) != 1) return;
-    df_pnode_free(x->root);
+    df__pnode_free(x->root);
     df_thread_pool_destroy(x->ctx.pool);
     pthread_cond_destroy(&x->ctx.tok_cv);
     pthread_mutex_destroy(&x->ctx.tok_mu);
@@ -194,9 +194,9 @@ static void finish(exec_stream *s, outcome o) {
     int expected = OUT_RUNNING;
     atomic_compare_exchange_strong(&s->x->outcome, &expected, (int)o);
     if (s->root) {
-        const df_exec_ctx *prev = df_exec_caller_enter(&s->x->ctx);
+        const df_exec_ctx *prev = df__exec_caller_enter(&s->x->ctx);
         df_op_close(s->root);
-        df_exec_caller_leave(prev);
+        df__exec_caller_leave(prev);
         s->root = NULL;
     }
     s->x->finished_ns = df_now_ns();
@@ -208,7 +208,7 @@ static df_errkind stream_next(df_batch_stream *bs, df_batch **out, df_error *err
     *out = NULL;
     if (s->done) return DF_OK;
     df_exec_ctx *ctx = &s->x->ctx;
-    const df_exec_ctx *prev = df_exec_caller_enter(ctx);
+    const df_exec_ctx *prev = df__exec_caller_enter(ctx);
     df_errkind k = DF_OK;
     if (!s->root) k = df_pnode_open(s->x->root, ctx, 0, NULL, &s->root, err);
     df_batch *b = NULL;
@@ -223,7 +223,7 @@ static df_errkind stream_next(df_batch_stream *bs, df_batch **out, df_error *err
         df_batch_release(b);
         if (!k) s->x->rows += (*out)->nrows;
     }
-    df_exec_caller_leave(prev);
+    df__exec_caller_leave(prev);
     if (k) {
         if (err && !err->origin[0]) df_error_set_origin(err, "execution");
         finish(s, k == DF_ERR_CANCELLED ? OUT_CANCELLED : OUT_ERROR);
@@ -271,9 +271,9 @@ df_errkind df_query_execute(const df_query *q, const df_exec_options *opts, df_b
     pthread_cond_init(&ctx->tok_cv, NULL);
     x->plan = df__lplan_retain(q->plan);
     x->schema = df_schema_retain(q->schema);
-    df_errkind k = df_exec_plan(q->plan->optimized, ctx, &x->root, err);
+    df_errkind k = df__exec_plan(q->plan->optimized, ctx, &x->root, err);
     if (!k) {
-        int32_t threads = df_exec_plan_threads(x->root);
+        int32_t threads = df__exec_plan_threads(x->root);
         /* Beyond this many exchange inputs, exchanges run their inputs in the consumer's thread. */
         if (threads > 0 && threads <= 512) k = df_thread_pool_create(threads, "df-exec", &ctx->pool, err);
     }

@@ -75,6 +75,7 @@ class SyntheticTree(unittest.TestCase):
 
     def test_every_violation_is_reported(self):
         write(self.root, "src/x/x.c", BAD_C)
+        write(self.root, "src/x/x.h", "int df_fine(void);\n")  # the door: df_fine is public, df_is_gone is not
         write(self.root, "src/y/y_int.h", "int df__y(void);\n")
         write(self.root, "src/common/uses_columnar.c", '#include "columnar/columnar.h"\n')
         write(self.root, "programs/tool/main.c", '#include "common/common_int.h"\n')
@@ -102,6 +103,7 @@ class SyntheticTree(unittest.TestCase):
             ("src/x/x.c:16:", "banned", "abort()"),
             ("src/x/x.c:17:", "banned", "stderr"),
             ("src/x/x.c:20:", "message", "strstr()"),
+            ("src/x/x.c:20:", "tiers", "`df_is_gone`"),
             ("src/x/x.c:24:", "citation", "-spec"),
             ("src/common/uses_columnar.c:1:", "layering", "src/common/ must not depend on src/columnar/"),
             ("src/x:", "layering", "not in the module graph"),
@@ -116,7 +118,7 @@ class SyntheticTree(unittest.TestCase):
         for quiet in ("made_private", "hidden", "quiet", "df_fine", "prototype_only", "snprintf",
                       "tests/", "mssql-peer"):
             self.assertNotIn(quiet, out)
-        self.assertIn("house rules: 17 violation(s)", out)
+        self.assertIn("house rules: 18 violation(s)", out)
 
 
 class ThisCheckout(unittest.TestCase):

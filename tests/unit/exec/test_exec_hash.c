@@ -49,7 +49,7 @@ static void check_int_keys(df_type *t, int64_t nb, const int64_t *const *vals, c
                            const int64_t *absent, int64_t nabsent) {
     df_error err = {0};
     df_group_table gt;
-    DF_ASSERT_OK(df_gt_init(&gt, 1, &t, NULL, &err), &err);
+    DF_ASSERT_OK(df__gt_init(&gt, 1, &t, NULL, &err), &err);
     static int64_t seen_key[NROWS * 4];
     static int32_t seen_gid[NROWS * 4];
     int64_t nseen = 0;
@@ -57,8 +57,8 @@ static void check_int_keys(df_type *t, int64_t nb, const int64_t *const *vals, c
     int32_t gids[NROWS];
     for (int64_t b = 0; b < nb; b++) {
         df_vec *v = int_vec(t, vals[b], nulls[b], NROWS);
-        df_gt_hash(&gt, &v, NROWS, h);
-        DF_ASSERT_OK(df_gt_find_or_insert(&gt, &v, h, NROWS, NULL, gids, &err), &err);
+        df__gt_hash(&gt, &v, NROWS, h);
+        DF_ASSERT_OK(df__gt_find_or_insert(&gt, &v, h, NROWS, NULL, gids, &err), &err);
         for (int64_t i = 0; i < NROWS; i++) {
             int64_t key = norm(t, vals[b][i], nulls[b] && nulls[b][i]);
             int64_t j = 0;
@@ -74,19 +74,19 @@ static void check_int_keys(df_type *t, int64_t nb, const int64_t *const *vals, c
         DF_ASSERT_EQ_INT(gt.ngroups, nseen);
         /* Lookups agree with the inserts. */
         int32_t found[NROWS];
-        df_gt_find(&gt, &v, h, NROWS, NULL, found);
+        df__gt_find(&gt, &v, h, NROWS, NULL, found);
         for (int64_t i = 0; i < NROWS; i++) DF_ASSERT_EQ_INT(found[i], gids[i]);
         df_vec_release(v);
     }
     if (nabsent) {
         df_vec *v = int_vec(t, absent, NULL, nabsent);
         uint8_t skip[8] = {0};
-        df_gt_hash(&gt, &v, nabsent, h);
-        df_gt_find(&gt, &v, h, nabsent, skip, gids);
+        df__gt_hash(&gt, &v, nabsent, h);
+        df__gt_find(&gt, &v, h, nabsent, skip, gids);
         for (int64_t i = 0; i < nabsent; i++) DF_ASSERT_EQ_INT(gids[i], -1);
         df_vec_release(v);
     }
-    df_gt_free(&gt);
+    df__gt_free(&gt);
 }
 
 static uint64_t rng_state = 88172645463325252ULL;
@@ -152,7 +152,7 @@ static void check_string_keys(int32_t nkeys) {
     df_error err = {0};
     df_type *types[2] = {df_type_utf8(), df_type_int32()};
     df_group_table gt;
-    DF_ASSERT_OK(df_gt_init(&gt, nkeys, types, NULL, &err), &err);
+    DF_ASSERT_OK(df__gt_init(&gt, nkeys, types, NULL, &err), &err);
     /* Keys (s, k) with s in 20 strings (some NULL) and k in 0..4: at most 21 * 5 groups. */
     df_vec *s = NULL, *k = NULL;
     DF_ASSERT_OK(df_vec_new(df_type_utf8(), NROWS, NROWS * 16, &s, &err), &err);
@@ -179,8 +179,8 @@ static void check_string_keys(int32_t nkeys) {
     df_vec *keys[2] = {s, k};
     uint64_t h[NROWS];
     int32_t gids[NROWS], found[NROWS];
-    df_gt_hash(&gt, keys, NROWS, h);
-    DF_ASSERT_OK(df_gt_find_or_insert(&gt, keys, h, NROWS, NULL, gids, &err), &err);
+    df__gt_hash(&gt, keys, NROWS, h);
+    DF_ASSERT_OK(df__gt_find_or_insert(&gt, keys, h, NROWS, NULL, gids, &err), &err);
     int32_t byk[21][5];
     memset(byk, 0xFF, sizeof byk);
     int64_t distinct = 0;
@@ -193,11 +193,11 @@ static void check_string_keys(int32_t nkeys) {
         DF_ASSERT_EQ_INT(*slot, gids[i]);
     }
     DF_ASSERT_EQ_INT(gt.ngroups, distinct);
-    df_gt_find(&gt, keys, h, NROWS, NULL, found);
+    df__gt_find(&gt, keys, h, NROWS, NULL, found);
     for (int i = 0; i < NROWS; i++) DF_ASSERT_EQ_INT(found[i], gids[i]);
     /* Stored keys come back as vectors in group order. */
     df_vec *kvec = NULL;
-    DF_ASSERT_OK(df_gt_key_vec(&gt, 0, 0, gt.ngroups, &kvec, &err), &err);
+    DF_ASSERT_OK(df__gt_key_vec(&gt, 0, 0, gt.ngroups, &kvec, &err), &err);
     for (int i = 0; i < NROWS; i++) {
         DF_ASSERT(df_vec_is_valid(kvec, gids[i]) == (sid[i] != 20));
         if (sid[i] == 20) continue;
@@ -210,7 +210,7 @@ static void check_string_keys(int32_t nkeys) {
     df_vec_release(kvec);
     df_vec_release(s);
     df_vec_release(k);
-    df_gt_free(&gt);
+    df__gt_free(&gt);
 }
 
 DF_TEST(group_ids_string_keys) { check_string_keys(1); }
