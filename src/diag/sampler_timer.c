@@ -94,10 +94,13 @@ static uint32_t walk_frames(uintptr_t pc, uintptr_t fp, uintptr_t lo, uintptr_t 
 /*
  * Copies n bytes (a multiple of 8) of the live stack.  Word by word through
  * volatile reads, so it is never turned into a memcpy call (an intercepted
- * one under sanitizers), and without AddressSanitizer checks: the stack's
- * redzones are poisoned by design, and reading them is the point.
+ * one under sanitizers), and without sanitizer checks: the stack's
+ * redzones are poisoned by design, and reading them is the point; and the
+ * copy races by design with other threads writing objects that live on
+ * this stack (a task group a worker updates), which is harmless since the
+ * unwinder reads only return addresses and saved registers from it.
  */
-__attribute__((no_sanitize_address)) static void copy_stack(uint8_t *dst, uintptr_t src, size_t n) {
+__attribute__((no_sanitize("address", "thread"))) static void copy_stack(uint8_t *dst, uintptr_t src, size_t n) {
     const volatile uint64_t *from = (const volatile uint64_t *)src;
     uint64_t *to = (uint64_t *)(void *)dst;
     for (size_t i = 0; i < n / 8; i++) to[i] = from[i];
