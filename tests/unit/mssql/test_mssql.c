@@ -726,23 +726,34 @@ static void mb_check(const df_buf *msg, int64_t nrows) {
     df_buf_free(&scratch);
 }
 
-DF_TEST(bulk_streams_many_batches_across_small_packets) {
-    fake_server fs;
-    pthread_t th;
-    fake_server_start(&fs, &th);
-    char cs[160];
-    /* Batches of ~100 KB span dozens of 4096-byte packets (the vectored path) and end mid-packet. */
-    snprintf(cs, sizeof cs, "server=127.0.0.1,%d;uid=u;pwd=p;encrypt=DANGER_PLAINTEXT", fs.port);
+/*
+ * Starts the fake server, connects to it and types the MB_COLS bulk columns
+ * (a..f: bigint, int, smallint, float, real, bit); with `fixed_b_e`, b and e
+ * are NOT NULL so they are sent with SQL Server's fixed types.
+ */
+static df_mssql_conn *mb_connect(fake_server *fs, pthread_t *th, df_mssql_column *cols, bool fixed_b_e) {
+    fake_server_start(fs, th);
+    char cs[128];
+    snprintf(cs, sizeof cs, "server=127.0.0.1,%d;uid=u;pwd=p;encrypt=DANGER_PLAINTEXT", fs->port);
     df_mssql_conn *c;
     df_error err = {0};
     DF_ASSERT_OK(df_mssql_connect_string(cs, &c, &err), &err);
     static const char *types[MB_COLS] = {"bigint", "int", "smallint", "float", "real", "bit"};
     static const char *names[MB_COLS] = {"a", "b", "c", "d", "e", "f"};
-    df_mssql_column cols[MB_COLS];
     for (int j = 0; j < MB_COLS; j++) {
-        cols[j] = (df_mssql_column){.name = names[j], .nullable = j != 1 && j != 4}; /* b, e: NOT NULL (fixed types) */
+        cols[j] = (df_mssql_column){.name = names[j], .nullable = !fixed_b_e || (j != 1 && j != 4)};
         DF_ASSERT_OK(df_mssql_type_parse(types[j], &cols[j], &err), &err);
     }
+    return c;
+}
+
+DF_TEST(bulk_streams_many_batches_across_small_packets) {
+    fake_server fs;
+    pthread_t th;
+    df_mssql_column cols[MB_COLS];
+    /* Batches of ~100 KB span dozens of 4096-byte packets (the vectored path) and end mid-packet. */
+    df_mssql_conn *c = mb_connect(&fs, &th, cols, true);
+    df_error err = {0};
     /* A value that does not fit fails its batch before any byte of it is sent; the load can be abandoned. */
     df_mssql_bulk *b;
     DF_ASSERT_OK(df_mssql_bulk_begin(c, "[dbo].[t]", cols, MB_COLS, NULL, &b, &err), &err);
@@ -860,19 +871,9 @@ static df_errkind read_bulk_stream(const uint8_t *p, size_t n, df_error *err) {
 DF_TEST(truncated_tds_data_is_told_by_subkind) {
     fake_server fs;
     pthread_t th;
-    fake_server_start(&fs, &th);
-    char cs[128];
-    snprintf(cs, sizeof cs, "server=127.0.0.1,%d;uid=u;pwd=p;encrypt=DANGER_PLAINTEXT", fs.port);
-    df_mssql_conn *c;
-    df_error err = {0};
-    DF_ASSERT_OK(df_mssql_connect_string(cs, &c, &err), &err);
-    static const char *types[MB_COLS] = {"bigint", "int", "smallint", "float", "real", "bit"};
-    static const char *names[MB_COLS] = {"a", "b", "c", "d", "e", "f"};
     df_mssql_column cols[MB_COLS];
-    for (int j = 0; j < MB_COLS; j++) {
-        cols[j] = (df_mssql_column){.name = names[j], .nullable = true};
-        DF_ASSERT_OK(df_mssql_type_parse(types[j], &cols[j], &err), &err);
-    }
+    df_mssql_conn *c = mb_connect(&fs, &th, cols, false);
+    df_error err = {0};
     df_mssql_bulk *b;
     DF_ASSERT_OK(df_mssql_bulk_begin(c, "[dbo].[t]", cols, MB_COLS, NULL, &b, &err), &err);
     df_batch *batch = mb_batch(0, 12, -1);
