@@ -382,20 +382,23 @@ static df_errkind read_value(parser *ps, tnode **out, int depth) {
     return read_number_or_word(ps, out);
 }
 
+/* key(.key)* into parts[0..*n); `too_deep` names what nests past MAX_DEPTH. */
+static df_errkind read_key_path(parser *ps, const char **parts, int *n, const char *too_deep) {
+    *n = 0;
+    for (;;) {
+        if (*n == MAX_DEPTH) return perr(ps, too_deep);
+        DF_TRY(read_key_part(ps, &parts[(*n)++]));
+        skip_ws(ps);
+        if (at_end(ps) || *ps->p != '.') return DF_OK;
+        ps->p++;
+    }
+}
+
 /* key(.key)* = value into `table` (creating implicit sub-tables for dotted keys). */
 static df_errkind set_dotted(parser *ps, tnode *table, int depth) {
     const char *parts[MAX_DEPTH];
-    int n = 0;
-    for (;;) {
-        if (n == MAX_DEPTH) return perr(ps, "key nested too deeply");
-        DF_TRY(read_key_part(ps, &parts[n++]));
-        skip_ws(ps);
-        if (!at_end(ps) && *ps->p == '.') {
-            ps->p++;
-            continue;
-        }
-        break;
-    }
+    int n;
+    DF_TRY(read_key_path(ps, parts, &n, "key nested too deeply"));
     if (at_end(ps) || *ps->p != '=') return perr(ps, "expected `=` after a key");
     ps->p++;
     tnode *t = table;
@@ -426,17 +429,8 @@ static df_errkind header(parser *ps) {
     bool aot = ps->end - ps->p >= 2 && ps->p[1] == '[';
     ps->p += aot ? 2 : 1;
     const char *parts[MAX_DEPTH];
-    int n = 0;
-    for (;;) {
-        if (n == MAX_DEPTH) return perr(ps, "table name nested too deeply");
-        DF_TRY(read_key_part(ps, &parts[n++]));
-        skip_ws(ps);
-        if (!at_end(ps) && *ps->p == '.') {
-            ps->p++;
-            continue;
-        }
-        break;
-    }
+    int n;
+    DF_TRY(read_key_path(ps, parts, &n, "table name nested too deeply"));
     if (at_end(ps) || *ps->p != ']' || (aot && (ps->end - ps->p < 2 || ps->p[1] != ']')))
         return perr(ps, aot ? "expected `]]`" : "expected `]`");
     ps->p += aot ? 2 : 1;
