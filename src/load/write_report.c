@@ -488,9 +488,37 @@ static df_errkind profile_json(df_wrun *r, char **out, df_error *err) {
     return k;
 }
 
+/*
+ * The keys both the report and the failure context end with: target row
+ * counts (`target` is the reported final count, -1 = unavailable), the
+ * target, validation status and write stats (`batches`, `rows` written).
+ */
+static void target_and_write_stats(df_json_writer *w, const df_wrun *r, int64_t target, int64_t batches,
+                                   int64_t rows) {
+    df_json_key(w, "target_row_count");
+    count_obj(w, target);
+    df_json_key(w, "target_row_count_after_write");
+    count_obj(w, r->after);
+    df_json_key(w, "target_row_count_before_write");
+    count_obj(w, r->spec->mode == DF_LOAD_APPEND_EXISTING ? r->before : -1);
+    df_json_key(w, "target_table");
+    df_json_object_begin(w);
+    df_json_kv_string(w, "schema", r->spec->schema);
+    df_json_kv_string(w, "table", r->spec->target);
+    df_json_object_end(w);
+    df_json_key(w, "validation_status");
+    df__json_status(w, r->val_kind, r->val_reason);
+    df_json_key(w, "write_stats");
+    df_json_object_begin(w);
+    df_json_kv_int(w, "batches_written", batches);
+    df_json_kv_int(w, "elapsed_ms", (int64_t)(r->write_ns / 1000000));
+    df_json_kv_string(w, "output_name", r->spec->name);
+    df_json_kv_int(w, "rows_written", rows);
+    df_json_object_end(w);
+}
+
 /* The execute report of the run so far. */
 df_errkind df__wrun_build_report(df_wrun *r, bool failed, const df_wtimings *ts, df_buf *out, df_error *err) {
-    bool append = r->spec->mode == DF_LOAD_APPEND_EXISTING;
     char *profile = NULL;
     DF_TRY(profile_json(r, &profile, err));
     df_json_writer w;
@@ -519,26 +547,8 @@ df_errkind df__wrun_build_report(df_wrun *r, bool failed, const df_wtimings *ts,
     df__json_timings(&w, ts);
     df_json_kv_string(&w, "run_mode", "execute");
     int64_t target = r->swapped || (!failed && r->after >= 0) ? r->after : -1;
-    df_json_key(&w, "target_row_count");
-    count_obj(&w, target);
-    df_json_key(&w, "target_row_count_after_write");
-    count_obj(&w, r->after);
-    df_json_key(&w, "target_row_count_before_write");
-    count_obj(&w, append ? r->before : -1);
-    df_json_key(&w, "target_table");
-    df_json_object_begin(&w);
-    df_json_kv_string(&w, "schema", r->spec->schema);
-    df_json_kv_string(&w, "table", r->spec->target);
-    df_json_object_end(&w);
-    df_json_key(&w, "validation_status");
-    df__json_status(&w, r->val_kind, r->val_reason);
-    df_json_key(&w, "write_stats");
-    df_json_object_begin(&w);
-    df_json_kv_int(&w, "batches_written", r->ctx->stream_benchmark ? 0 : r->batches);
-    df_json_kv_int(&w, "elapsed_ms", (int64_t)(r->write_ns / 1000000));
-    df_json_kv_string(&w, "output_name", r->spec->name);
-    df_json_kv_int(&w, "rows_written", r->ctx->stream_benchmark ? 0 : r->rows);
-    df_json_object_end(&w);
+    bool bench = r->ctx->stream_benchmark;
+    target_and_write_stats(&w, r, target, bench ? 0 : r->batches, bench ? 0 : r->rows);
     df_json_object_end(&w);
     df_free(profile);
     df_errkind k2 = df_json_writer_finish(&w, err);
@@ -590,26 +600,7 @@ df_errkind df__wrun_build_context(df_wrun *r, const df_wtimings *report_ts, cons
     df_json_key(&w, "phase_timings");
     df__json_timings(&w, ts);
     df_json_kv_raw(&w, "report", report);
-    df_json_key(&w, "target_row_count");
-    count_obj(&w, -1);
-    df_json_key(&w, "target_row_count_after_write");
-    count_obj(&w, r->after);
-    df_json_key(&w, "target_row_count_before_write");
-    count_obj(&w, r->spec->mode == DF_LOAD_APPEND_EXISTING ? r->before : -1);
-    df_json_key(&w, "target_table");
-    df_json_object_begin(&w);
-    df_json_kv_string(&w, "schema", r->spec->schema);
-    df_json_kv_string(&w, "table", r->spec->target);
-    df_json_object_end(&w);
-    df_json_key(&w, "validation_status");
-    df__json_status(&w, r->val_kind, r->val_reason);
-    df_json_key(&w, "write_stats");
-    df_json_object_begin(&w);
-    df_json_kv_int(&w, "batches_written", r->batches);
-    df_json_kv_int(&w, "elapsed_ms", (int64_t)(r->write_ns / 1000000));
-    df_json_kv_string(&w, "output_name", r->spec->name);
-    df_json_kv_int(&w, "rows_written", r->rows);
-    df_json_object_end(&w);
+    target_and_write_stats(&w, r, -1, r->batches, r->rows);
     df_json_object_end(&w);
     return df_json_writer_finish(&w, err);
 }
