@@ -9,6 +9,7 @@
  */
 #include "df_test.h"
 #include "df_scramble.h"
+#include "tds_test_server.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -85,17 +86,7 @@ static void *instance_server_run(void *arg) {
         int fd = accept(is->listen_fd, NULL, NULL);
         df__tds_io *io;
         if (fd < 0 || df__tds_io_new(fd, 10000, &io, NULL) != DF_OK) return NULL;
-        df_buf msg;
-        df_buf_init(&msg, 0);
-        uint8_t type, status;
-        df__tds_io_read_message(io, &type, &status, &msg, 65536, NULL);
-        /* VERSION (6 bytes at 16), ENCRYPTION = not supported (1 byte at 22), INSTOPT = 1 (1 byte at 23). */
-        static const uint8_t pre[] = {0, 0, 16, 0, 6, 1, 0, 22, 0, 1, 2, 0, 23, 0, 1, 0xFF,
-                                      15, 0, 7, 0xD0, 0, 0, 2, 1};
-        df__tds_io_send_message(io, TDS_PKT_REPLY, pre, sizeof pre, NULL);
-        df__tds_io_read_message(io, &type, &status, &msg, 65536, NULL); /* until the client hangs up */
-        df_buf_free(&msg);
-        df__tds_io_free(io);
+        df_test_tds_refuse_instance(io);
     }
     return NULL;
 }
