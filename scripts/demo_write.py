@@ -5,8 +5,10 @@
 Writes to the SQL Server named by the connection string in
 $DELTAFUNNEL_MSSQL, or, when it is unset, to the loopback peer
 (`mssql-peer`, installed with the package) started on 127.0.0.1 for the
-demo.  Shows a dry run, a `replace` load with its report, and a write_all
-of two outputs that share one cached alias, with progress on stderr.
+demo.  Shows a dry run, a `replace` load with its report and a ranked
+profile report of where its time went (HTML, written beside the table), and
+a write_all of two outputs that share one cached alias, with progress on
+stderr.  The peer's temporary database is removed at the end.
 """
 
 import os
@@ -35,7 +37,7 @@ def start_peer():
         proc.kill()
         raise SystemExit(f"mssql-peer did not start: {line}")
     host, port = line.split(" ", 1)[1].rsplit(":", 1)
-    return proc, f"server=tcp:{host},{port};user id=demo;password={password};TrustServerCertificate=true"
+    return proc, db, f"server=tcp:{host},{port};user id=demo;password={password};TrustServerCertificate=true"
 
 
 def show(report):
@@ -47,9 +49,10 @@ def show(report):
 
 def main(path):
     conn = os.environ.get("DELTAFUNNEL_MSSQL")
-    peer = None
+    peer = peer_db = None
+    report_path = pathlib.Path(path).resolve().parent / "shipped_orders.profile.html"
     if not conn:
-        peer, conn = start_peer()
+        peer, peer_db, conn = start_peer()
         print("writing to the loopback SQL Server peer (set DELTAFUNNEL_MSSQL to use a real server)")
     try:
         session = deltafunnel.Session(default_mssql_connection_string=conn)
@@ -63,7 +66,9 @@ def main(path):
 
         print("replace dbo.shipped_orders:")
         show(shipped.write_to_mssql(schema="dbo", table="shipped_orders", load_mode="replace", progress=True,
-                                    execution_profile=True))
+                                    execution_profile=True,
+                                    ranked_profile=deltafunnel.RankedProfileConfig(report_path)))
+        print(f"  where the time went, ranked: {report_path}")
 
         by_region = session.table_from_sql(
             "SELECT region, COUNT(*) AS orders, SUM(amount) AS total FROM shipped GROUP BY region")
@@ -80,6 +85,9 @@ def main(path):
         if peer:
             peer.terminate()
             peer.wait(10)
+        if peer_db:
+            for leftover in pathlib.Path(peer_db).parent.glob(pathlib.Path(peer_db).name + "*"):
+                leftover.unlink(missing_ok=True)  # the database and any SQLite journal beside it
 
 
 if __name__ == "__main__":
