@@ -136,7 +136,8 @@ static void log_ignored_keys(const df_wrun *r, const df_mssql_conninfo *ci) {
     df_json_kv_string(&w, "output_name", r->spec->name);
     df_json_kv_string(&w, "keys", keys);
     df_json_object_end(&w);
-    if (df_json_writer_finish(&w, NULL) == DF_OK) df__write_log(r->opts, DF_LOG_WARN, "connection_string.keys_ignored", b.data);
+    if (df_json_writer_finish(&w, NULL) == DF_OK)
+        df__write_log(r->opts, DF_LOG_WARN, "connection_string.keys_ignored", b.data);
     df_buf_free(&b);
 }
 

@@ -304,8 +304,8 @@ static df_errkind copy_conninfo(const df_mssql_conninfo *src, df_mssql_conninfo 
     ci->host_in_cert = src->host_in_cert ? df_strdup(src->host_in_cert) : NULL;
     ci->workstation = src->workstation ? df_strdup(src->workstation) : NULL;
     if (!ci->host || !ci->user || !ci->password || !ci->database || (src->instance && !ci->instance) ||
-        (src->app_name && !ci->app_name) || (src->ca_file && !ci->ca_file) || (src->host_in_cert && !ci->host_in_cert) ||
-        (src->workstation && !ci->workstation)) {
+        (src->app_name && !ci->app_name) || (src->ca_file && !ci->ca_file) ||
+        (src->host_in_cert && !ci->host_in_cert) || (src->workstation && !ci->workstation)) {
         df_mssql_conninfo_free(ci);
         return DF_OOM(err);
     }
@@ -332,7 +332,8 @@ static df_errkind start_tls(df_mssql_conn *c, df__tds_tls_wrap wrap, bool strict
         char why[DF_ERROR_MESSAGE_SIZE];
         df__tds_strlcpy(why, sizeof why, err->message);
         if (strict)
-            df_error_set(err, DF_ERR_MSSQL_TLS, "%s; trust the server's CA with TrustServerCertificateCA=<PEM file>", why);
+            df_error_set(err, DF_ERR_MSSQL_TLS, "%s; trust the server's CA with TrustServerCertificateCA=<PEM file>",
+                         why);
         else
             df_error_set(err, DF_ERR_MSSQL_TLS,
                          "%s; trust the server's CA with TrustServerCertificateCA=<PEM file>, or skip validation with "

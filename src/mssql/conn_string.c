@@ -156,9 +156,11 @@ static const struct conn_key {
     {"trustservercertificateca", K_CA, "TrustServerCertificateCA"},
     {"hostnameincertificate", K_HOST_IN_CERT, "HostNameInCertificate"},
     {"encrypt", K_ENCRYPT, "Encrypt"},
-    {"integratedsecurity", K_INTEGRATED, "Integrated Security"}, {"trustedconnection", K_INTEGRATED, "Integrated Security"},
+    {"integratedsecurity", K_INTEGRATED, "Integrated Security"},
+    {"trustedconnection", K_INTEGRATED, "Integrated Security"},
     {"authentication", K_AUTHENTICATION, "Authentication"},
-    {"connecttimeout", K_CONNECT_TIMEOUT, "Connect Timeout"}, {"connectiontimeout", K_CONNECT_TIMEOUT, "Connect Timeout"},
+    {"connecttimeout", K_CONNECT_TIMEOUT, "Connect Timeout"},
+    {"connectiontimeout", K_CONNECT_TIMEOUT, "Connect Timeout"},
     {"timeout", K_CONNECT_TIMEOUT, "Connect Timeout"},
     {"commandtimeout", K_COMMAND_TIMEOUT, "Command Timeout"},
     {"packetsize", K_PACKET_SIZE, "Packet Size"},
@@ -166,16 +168,20 @@ static const struct conn_key {
     /* known to Microsoft's drivers, no effect here */
     {"pooling", K_IGNORED, "Pooling"}, {"maxpoolsize", K_IGNORED, "Max Pool Size"},
     {"minpoolsize", K_IGNORED, "Min Pool Size"}, {"poolblockingperiod", K_IGNORED, "Pool Blocking Period"},
-    {"connectionlifetime", K_IGNORED, "Load Balance Timeout"}, {"loadbalancetimeout", K_IGNORED, "Load Balance Timeout"},
-    {"connectretrycount", K_IGNORED, "Connect Retry Count"}, {"connectretryinterval", K_IGNORED, "Connect Retry Interval"},
-    {"multipleactiveresultsets", K_IGNORED, "MultipleActiveResultSets"}, {"marsconnection", K_IGNORED, "MultipleActiveResultSets"},
+    {"connectionlifetime", K_IGNORED, "Load Balance Timeout"},
+    {"loadbalancetimeout", K_IGNORED, "Load Balance Timeout"},
+    {"connectretrycount", K_IGNORED, "Connect Retry Count"},
+    {"connectretryinterval", K_IGNORED, "Connect Retry Interval"},
+    {"multipleactiveresultsets", K_IGNORED, "MultipleActiveResultSets"},
+    {"marsconnection", K_IGNORED, "MultipleActiveResultSets"},
     {"multisubnetfailover", K_IGNORED, "MultiSubnetFailover"}, {"failoverpartner", K_IGNORED, "Failover Partner"},
     {"failoverpartnerspn", K_IGNORED, "Failover Partner SPN"}, {"serverspn", K_IGNORED, "Server SPN"},
     {"ipaddresspreference", K_IGNORED, "IP Address Preference"},
     {"persistsecurityinfo", K_IGNORED, "Persist Security Info"}, {"enlist", K_IGNORED, "Enlist"},
     {"transactionbinding", K_IGNORED, "Transaction Binding"}, {"typesystemversion", K_IGNORED, "Type System Version"},
     {"replication", K_IGNORED, "Replication"}, {"userinstance", K_IGNORED, "User Instance"},
-    {"contextconnection", K_IGNORED, "Context Connection"}, {"asynchronousprocessing", K_IGNORED, "Asynchronous Processing"},
+    {"contextconnection", K_IGNORED, "Context Connection"},
+    {"asynchronousprocessing", K_IGNORED, "Asynchronous Processing"},
     {"async", K_IGNORED, "Asynchronous Processing"}, {"currentlanguage", K_IGNORED, "Current Language"},
     {"language", K_IGNORED, "Current Language"}, {"columnencryptionsetting", K_IGNORED, "Column Encryption Setting"},
     {"servercertificate", K_IGNORED, "Server Certificate"}, {"attachdbfilename", K_IGNORED, "AttachDBFilename"},
@@ -208,15 +214,15 @@ static void note_ignored(df_mssql_conninfo *ci, const char *name) {
 static df_errkind unknown_key(const char *rawkey, bool after_password, df_error *err) {
     if (after_password)
         return df_error_set(err, DF_ERR_MSSQL_CONNECTION_STRING,
-                            "SQL Server connection string is invalid: an unknown key follows Password (quote a password "
-                            "that contains ';' as {...})");
+                            "SQL Server connection string is invalid: an unknown key follows Password "
+                            "(quote a password that contains ';' as {...})");
     char shown[64];
     size_t o = 0;
     for (const char *p = rawkey; *p && o + 1 < sizeof shown; p++)
         shown[o++] = (*p >= 0x20 && *p <= 0x7E && *p != '\'' && *p != '\\') ? *p : '?';
     shown[o] = '\0';
-    return df_error_set(err, DF_ERR_MSSQL_CONNECTION_STRING, "SQL Server connection string is invalid: unknown key '%s'%s",
-                        shown, rawkey[o] ? "..." : "");
+    return df_error_set(err, DF_ERR_MSSQL_CONNECTION_STRING,
+                        "SQL Server connection string is invalid: unknown key '%s'%s", shown, rawkey[o] ? "..." : "");
 }
 
 static df_errkind parse_seconds(const char *v, const char *name, uint32_t *ms, df_error *err) {
@@ -227,8 +233,8 @@ static df_errkind parse_seconds(const char *v, const char *name, uint32_t *ms, d
 }
 
 /* Applies one key/value; *is_password tells the caller the key was the password. */
-static df_errkind apply(df_mssql_conninfo *ci, const char *rawkey, const char *v, bool after_password, bool *is_password,
-                        df_error *err) {
+static df_errkind apply(df_mssql_conninfo *ci, const char *rawkey, const char *v, bool after_password,
+                        bool *is_password, df_error *err) {
     char k[64];
     norm_key(rawkey, k, sizeof k);
     const struct conn_key *key = find_key(k);
