@@ -442,7 +442,9 @@ static inline int64_t probe_str(const df_group_table *gt, const df_vec *v, int64
         }
         if ((s & 0xFFFFFFFF00000000ULL) == tag) {
             int64_t g = (int64_t)(s & 0xFFFFFFFFULL) - 1;
-            if (k->valid[g] == valid && k->offs[g + 1] - k->offs[g] == len && str_equal(k->data + k->offs[g], p, len, end))
+            /* No key bytes stored yet (only empty strings) leaves k->data NULL: offset it only when there are. */
+            if (k->valid[g] == valid && k->offs[g + 1] - k->offs[g] == len &&
+                (len == 0 || str_equal(k->data + k->offs[g], p, len, end)))
                 return g;
         }
         pos = (pos + 1) & gt->mask;
