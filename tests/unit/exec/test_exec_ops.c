@@ -391,3 +391,77 @@ DF_TEST(explain_shows_pushdown) {
     df_query_free(q);
     df_catalog_free(cat);
 }
+
+/* Appends ", <expr with j>" for j in [0, n): the key lists of the many-key tests. */
+static void many_keys(df_buf *sql, int n, const char *fmt) {
+    for (int j = 0; j < n; j++) {
+        if (j) df_buf_append_str(sql, ", ", NULL);
+        df_buf_printf(sql, NULL, fmt, j);
+    }
+}
+
+/* Sort, merge, top-k, group, window and join keys are unbounded in number (200 keys, past any fixed array). */
+DF_TEST(operators_take_hundreds_of_keys) {
+    df_catalog *cat = tu_catalog();
+    numbers(cat, "n", 60, 4);
+    /* ORDER BY v % 3, then 198 tying keys, then v DESC: expected order computed here. */
+    char want[2048] = "";
+    for (int r = 0, first = 1; r < 3; r++)
+        for (int v = 59; v >= 0; v--)
+            if (v % 3 == r) {
+                snprintf(want + strlen(want), sizeof want - strlen(want), "%s%d", first ? "" : "\n", v);
+                first = 0;
+            }
+    df_buf sql;
+    df_buf_init(&sql, 0);
+    df_buf_append_str(&sql, "SELECT v FROM n ORDER BY v % 3, ", NULL);
+    many_keys(&sql, 198, "v * 0 + %d");
+    df_buf_append_str(&sql, ", v DESC", NULL);
+    char *text = df_buf_take(&sql);
+    for (int parts = 1; parts <= 4; parts += 3) {
+        char *got = tu_run_opts(cat, text, parts, false, 7);
+        DF_ASSERT_EQ_STR(got, want);
+        df_free(got);
+    }
+    /* Top-k with compaction (small batches) keeps the same prefix. */
+    df_buf_init(&sql, 0);
+    df_buf_printf(&sql, NULL, "%s LIMIT 5", text);
+    char *topk = df_buf_take(&sql);
+    char *got = tu_run_opts(cat, topk, 4, false, 3);
+    DF_ASSERT_EQ_STR(got, "57\n54\n51\n48\n45");
+    df_free(got);
+    df_free(topk);
+    df_free(text);
+
+    /* GROUP BY 200 keys that all follow v % 2. */
+    df_buf_init(&sql, 0);
+    df_buf_append_str(&sql, "SELECT count(*), min(v) FROM n GROUP BY ", NULL);
+    many_keys(&sql, 200, "v %% 2 + %d");
+    text = df_buf_take(&sql);
+    got = tu_run_sorted(cat, text, 4);
+    DF_ASSERT_EQ_STR(got, "30|0\n30|1");
+    df_free(got);
+    df_free(text);
+
+    /* PARTITION BY 200 keys. */
+    df_buf_init(&sql, 0);
+    df_buf_append_str(&sql, "SELECT v, row_number() OVER (PARTITION BY ", NULL);
+    many_keys(&sql, 200, "v %% 2 + %d");
+    df_buf_append_str(&sql, " ORDER BY v) AS r FROM n WHERE v < 6", NULL);
+    text = df_buf_take(&sql);
+    got = tu_run_sorted(cat, text, 4);
+    DF_ASSERT_EQ_STR(got, "0|1\n1|1\n2|2\n3|2\n4|3\n5|3");
+    df_free(got);
+    df_free(text);
+
+    /* An equi-join on 70 keys. */
+    df_buf_init(&sql, 0);
+    df_buf_append_str(&sql, "SELECT count(*) FROM n a JOIN n b ON a.v = b.v", NULL);
+    for (int j = 1; j < 70; j++) df_buf_printf(&sql, NULL, " AND a.v + %d = b.v + %d", j, j);
+    text = df_buf_take(&sql);
+    got = tu_run_sorted(cat, text, 4);
+    DF_ASSERT_EQ_STR(got, "60");
+    df_free(got);
+    df_free(text);
+    df_catalog_free(cat);
+}
