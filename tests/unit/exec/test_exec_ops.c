@@ -465,3 +465,68 @@ DF_TEST(operators_take_hundreds_of_keys) {
     df_free(text);
     df_catalog_free(cat);
 }
+
+/* Builds pre + n * unit + mid + n2 * unit2 + post (caller frees). */
+static char *repeat_sql(const char *pre, const char *unit, int n, const char *mid, const char *unit2, int n2,
+                        const char *post) {
+    df_buf b;
+    df_buf_init(&b, 0);
+    df_buf_append_str(&b, pre, NULL);
+    for (int i = 0; i < n; i++) df_buf_append_str(&b, unit, NULL);
+    df_buf_append_str(&b, mid, NULL);
+    for (int i = 0; i < n2; i++) df_buf_append_str(&b, unit2, NULL);
+    df_buf_append_str(&b, post, NULL);
+    return df_buf_take(&b);
+}
+
+/* Hostile nesting and chains fail with sql_too_complex (never a stack overflow); moderate ones work. */
+DF_TEST(deep_sql_fails_cleanly) {
+    df_catalog *cat = tu_catalog();
+    struct {
+        char *sql;
+        const char *want; /* NULL: sql_too_complex */
+    } cases[] = {
+        {repeat_sql("SELECT ", "(", 20000, "1", ")", 20000, ""), NULL},
+        {repeat_sql("SELECT ", "(", 150, "1", ")", 150, ""), "1"},
+        {repeat_sql("SELECT 1", " + 1", 100000, "", "", 0, ""), NULL},
+        {repeat_sql("SELECT 1", " + 1", 900, "", "", 0, ""), "901"},
+        {repeat_sql("SELECT ", "abs(", 5000, "-1", ")", 5000, ""), NULL},
+        {repeat_sql("SELECT ", "CASE WHEN true THEN ", 5000, "1", " END", 5000, ""), NULL},
+        {repeat_sql("SELECT ", "- ", 5000, "1", "", 0, ""), NULL},
+        {repeat_sql("SELECT * FROM ", "(SELECT * FROM ", 5000, "(VALUES (1)) t", ") s", 5000, ""), NULL},
+        {repeat_sql("SELECT 1 WHERE 1 IN ", "(SELECT 1 WHERE 1 IN ", 3000, "(SELECT 1)", ")", 3000, ""), NULL},
+        /* Chains built in loops that nest in the plan. */
+        {repeat_sql("SELECT count(*) FROM (SELECT 1", " UNION ALL SELECT 1", 20000, ") u", "", 0, ""), NULL},
+        {repeat_sql("SELECT count(*) FROM (SELECT 1", " UNION ALL SELECT 1", 300, ") u", "", 0, ""), "301"},
+        {repeat_sql("SELECT count(*) FROM (VALUES (1)) a", " JOIN (VALUES (1)) b ON true", 5000, "", "", 0, ""), NULL},
+        {repeat_sql("SELECT count(*) FROM (VALUES (1)) a", ", (VALUES (1)) b(c)", 5000, "", "", 0, ""), NULL},
+        /* A chain at the bottom of each of many nested subqueries adds up. */
+        {repeat_sql("SELECT ", "(SELECT ", 90, "1", ") + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1",
+                    90, ""), NULL},
+        /* An OR chain is flattened: 20000 terms work. */
+        {repeat_sql("SELECT count(*) FROM (VALUES (1), (2)) t(x) WHERE x = 0", " OR x = 1", 20000, "", "", 0, ""),
+         "1"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        if (cases[i].want) TU_EXPECT(cat, cases[i].sql, cases[i].want);
+        else TU_EXPECT_ERROR(cat, cases[i].sql, DF_ERR_SQL_TOO_COMPLEX);
+        df_free(cases[i].sql);
+    }
+    /* CTE chains bind each body where it is named: a long chain is bounded too. */
+    df_buf b;
+    df_buf_init(&b, 0);
+    df_buf_append_str(&b, "WITH c0 AS (SELECT 1 AS x)", NULL);
+    for (int i = 1; i < 5000; i++) df_buf_printf(&b, NULL, ", c%d AS (SELECT x + 1 AS x FROM c%d)", i, i - 1);
+    df_buf_append_str(&b, " SELECT x FROM c4999", NULL);
+    char *sql = df_buf_take(&b);
+    TU_EXPECT_ERROR(cat, sql, DF_ERR_SQL_TOO_COMPLEX);
+    df_free(sql);
+    df_buf_init(&b, 0);
+    df_buf_append_str(&b, "WITH c0 AS (SELECT 1 AS x)", NULL);
+    for (int i = 1; i < 100; i++) df_buf_printf(&b, NULL, ", c%d AS (SELECT x + 1 AS x FROM c%d)", i, i - 1);
+    df_buf_append_str(&b, " SELECT x FROM c99", NULL);
+    sql = df_buf_take(&b);
+    TU_EXPECT(cat, sql, "100");
+    df_free(sql);
+    df_catalog_free(cat);
+}

@@ -130,7 +130,7 @@ DF_TEST(parser_bounds_nesting) {
     df_arena_init(&a, 4096, 0);
     ast_query *q;
     df_error err = {0};
-    DF_ASSERT_KIND(parse(b.data, &q, &a, &err), DF_ERR_LIMIT_EXCEEDED);
+    DF_ASSERT_KIND(parse(b.data, &q, &a, &err), DF_ERR_SQL_TOO_COMPLEX);
     df_arena_destroy(&a);
     /* Long flat AND chains are fine (flattened), long + chains are bounded. */
     df_buf_reset(&b);
@@ -143,7 +143,7 @@ DF_TEST(parser_bounds_nesting) {
     df_buf_append_str(&b, "SELECT 1", NULL);
     for (int i = 0; i < 3000; i++) df_buf_append_str(&b, " + 1", NULL);
     df_arena_init(&a, 4096, 0);
-    DF_ASSERT_KIND(parse(b.data, &q, &a, &err), DF_ERR_LIMIT_EXCEEDED);
+    DF_ASSERT_KIND(parse(b.data, &q, &a, &err), DF_ERR_SQL_TOO_COMPLEX);
     df_arena_destroy(&a);
     df_buf_free(&b);
 }
