@@ -137,3 +137,105 @@ def test_raw_nul_byte_in_a_json_job_is_not_the_end_of_it(cli, tmp_path):
     job.write_bytes(b'{"tables": []}\x00{"tables": [{"alias": 1}]}')
     proc = subprocess.run([cli, "load", str(job), "--dry-run"], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 3, (proc.returncode, proc.stderr)
+
+
+# ---------------------------------------------------------------------------
+# Date/time overflow: the outcome DataFusion gives (value, NULL or error)
+
+TS_S_MAX = "arrow_cast(9223372036854775000, 'Timestamp(Second, None)')"
+TS_S_MIN = "arrow_cast(-9223372036854775000, 'Timestamp(Second, None)')"
+DATE_MAX = "arrow_cast(2147483647, 'Date32')"
+DATE_MIN = "arrow_cast(-2147483648, 'Date32')"
+
+DATETIME_CASES = [
+    "make_date(2147483647, 12, 31)",
+    "make_date(-2147483648, 1, 1)",
+    "make_date(5881580, 7, 11)",
+    "make_date(262142, 12, 31)",
+    "make_date(262143, 1, 1)",
+    "make_date(-262143, 1, 1)",
+    "make_date(-262144, 12, 31)",
+    "make_date(9999, 12, 31)",
+    "make_date(2024, 2, 30)",
+    "date_bin(interval '1 month', timestamp '2024-05-05 00:00:00')",
+    "date_bin(interval '1 month', timestamp '2024-05-05 00:00:00', timestamp '1677-09-22 00:00:00')",
+    "date_bin(interval '1 month', timestamp '1677-09-22 01:00:00', timestamp '1970-01-25 00:00:00')",
+    "date_bin(interval '12 months', timestamp '1677-09-22 01:00:00', timestamp '1970-01-25 00:00:00')",
+    "date_bin(interval '1 month', timestamp '2262-04-11 00:00:00', timestamp '2262-04-11 23:00:00')",
+    "date_bin(interval '2147483647 months', timestamp '2024-05-05 00:00:00')",
+    f"date_bin(interval '1 month', {TS_S_MAX})",
+    f"date_bin(interval '1 month', {TS_S_MIN})",
+    f"date_bin(interval '1 second', {TS_S_MAX})",
+    f"date_bin(interval '1 second', {TS_S_MIN})",
+    "date_bin(interval '1 month', arrow_cast(9223372036854775000, 'Timestamp(Millisecond, None)'))",
+    "date_bin(interval '1 month', arrow_cast(9223372036854775000, 'Timestamp(Microsecond, None)'))",
+    "date_bin(interval '106751 days', timestamp '2024-05-05 00:00:00')",
+    "date_bin(interval '106752 days', timestamp '2024-05-05 00:00:00')",
+    "date_bin(interval '1 month 1 day', timestamp '2024-05-05 00:00:00')",
+    f"date_trunc('month', {TS_S_MAX})",
+    f"date_trunc('year', {TS_S_MIN})",
+    f"date_trunc('week', {TS_S_MIN})",
+    "date_trunc('month', timestamp '2262-04-11 23:47:16')",
+    f"date_part('year', {TS_S_MAX})",
+    f"date_part('year', {DATE_MAX})",
+    f"date_part('month', {DATE_MIN})",
+    f"date_part('epoch', {DATE_MAX})",
+    f"date_part('epoch', {TS_S_MAX})",
+    f"extract(week from {DATE_MAX})",
+    "extract(epoch from timestamp '2262-04-11 23:47:16')",
+    "date '2024-01-31' + interval '1 month'",
+    "date '2024-01-31' + interval '2147483647 months'",
+    "date '2024-01-31' + interval '2147483647 days'",
+    f"{DATE_MAX} + interval '1 day'",
+    f"{DATE_MAX} + interval '1 month'",
+    f"{DATE_MIN} - interval '1 month'",
+    "timestamp '2024-01-31 00:00:00' + interval '2147483647 months'",
+    "timestamp '2024-01-31 00:00:00' + interval '2147483647 days'",
+    "timestamp '2262-04-11 00:00:00' + interval '1 day'",
+    f"{TS_S_MAX} + interval '1 month'",
+    f"{TS_S_MIN} - interval '1 day'",
+    "interval '2147483647 months' + interval '1 month'",
+    "interval '2147483647 days' + interval '1 day'",
+    "timestamp '2262-04-11 00:00:00' - timestamp '1677-09-22 00:00:00'",
+    "to_timestamp(9223372036)",
+    "to_timestamp(9223372037)",
+    "to_timestamp(-9223372037)",
+    "to_timestamp(9223372036854775807)",
+    "to_timestamp_seconds(9223372036854775000)",
+    "to_timestamp_millis(9223372036854775000)",
+    "to_timestamp_micros(9223372036854775807)",
+    "to_date(2147483647)",
+    "to_date(-2147483648)",
+    "to_date(9223372036854775807)",
+    "from_unixtime(9223372036854775000)",
+    "from_unixtime(-9223372036854775000)",
+    f"arrow_cast({DATE_MAX}, 'Timestamp(Second, None)')",
+    f"arrow_cast({DATE_MAX}, 'Timestamp(Nanosecond, None)')",
+    f"arrow_cast({TS_S_MAX}, 'Date32')",
+    f"arrow_cast({TS_S_MAX}, 'Timestamp(Millisecond, None)')",
+]
+
+
+def _outcome(run):
+    """('ok', values as integers for dates/timestamps) or ('error', None)."""
+    pa = pytest.importorskip("pyarrow")
+    try:
+        table = run()
+    except Exception:  # noqa: BLE001 - any failure is DataFusion's or our error outcome
+        return ("error", None)
+    col = table.column(0)
+    if pa.types.is_date32(col.type):
+        col = col.cast(pa.int32())
+    elif pa.types.is_timestamp(col.type) or pa.types.is_duration(col.type):
+        col = col.cast(pa.int64())
+    return ("ok", col.to_pylist())
+
+
+@pytest.mark.parametrize("expr", DATETIME_CASES)
+def test_datetime_overflow_matches_datafusion(session, expr):
+    datafusion = pytest.importorskip("datafusion")
+    sql = f"SELECT {expr} AS v"
+    ctx = datafusion.SessionContext()
+    want = _outcome(lambda: ctx.sql(sql).to_arrow_table())
+    got = _outcome(lambda: session.table_from_sql(sql).to_arrow())
+    assert got == want, (sql, got, want)

@@ -569,3 +569,53 @@ DF_TEST(long_in_lists_are_linear) {
     df_free(sql);
     df_catalog_free(cat);
 }
+
+/* Date/time constructors and arithmetic at the edges of their ranges: DataFusion's outcome (error or
+ * NULL), never a wrapped value.  The arrow_cast values are the widest timestamps in seconds. */
+DF_TEST(datetime_overflow_follows_datafusion) {
+    df_catalog *cat = tu_catalog();
+    /* make_date: chrono's calendar, years -262143..262142. */
+    TU_EXPECT_ERROR(cat, "SELECT make_date(2147483647, 12, 31)", DF_ERR_EXECUTION);
+    TU_EXPECT_ERROR(cat, "SELECT make_date(-2147483648, 1, 1)", DF_ERR_EXECUTION);
+    TU_EXPECT_ERROR(cat, "SELECT make_date(262143, 1, 1)", DF_ERR_EXECUTION);
+    TU_EXPECT_ERROR(cat, "SELECT make_date(-262144, 12, 31)", DF_ERR_EXECUTION);
+    TU_EXPECT(cat, "SELECT make_date(262142, 12, 31) IS NOT NULL, make_date(-262143, 1, 1) IS NOT NULL", "true|true");
+    TU_EXPECT(cat, "SELECT make_date(CAST(NULL AS INT), 12, 31) IS NULL", "true");
+    /* date_bin: NULL when the source, origin or bin start does not fit nanoseconds. */
+    TU_EXPECT(cat,
+              "SELECT date_bin(interval '1 month', timestamp '1677-09-22 01:00:00', timestamp '1970-01-25 00:00:00'), "
+              "date_bin(interval '12 months', timestamp '1677-09-22 01:00:00', timestamp '1970-01-25 00:00:00'), "
+              "date_bin(interval '1 month', arrow_cast(9223372036854775000, 'Timestamp(Second, None)')), "
+              "date_bin(interval '1 month', arrow_cast(-9223372036854775000, 'Timestamp(Second, None)')), "
+              "date_bin(interval '1 second', arrow_cast(9223372036854775000, 'Timestamp(Second, None)')), "
+              "date_bin(interval '1 month', arrow_cast(9223372036854775000, 'Timestamp(Microsecond, None)'))",
+              "NULL|NULL|NULL|NULL|NULL|NULL");
+    TU_EXPECT(cat,
+              "SELECT date_bin(interval '1 month', timestamp '2262-04-11 00:00:00', timestamp '2262-04-11 23:00:00') "
+              "= timestamp '2262-03-11 23:00:00', date_bin(interval '1 month', timestamp '2024-05-05 00:00:00') "
+              "= timestamp '2024-05-01 00:00:00'",
+              "true|true");
+    TU_EXPECT_ERROR(cat, "SELECT date_bin(interval '1 month 1 day', timestamp '2024-05-05 00:00:00')", DF_ERR_EXECUTION);
+    TU_EXPECT_ERROR(cat, "SELECT date_bin(interval '106752 days', timestamp '2024-05-05 00:00:00')", DF_ERR_EXECUTION);
+    /* date_trunc and timestamp + interval: errors. */
+    TU_EXPECT_ERROR(cat, "SELECT date_trunc('month', arrow_cast(9223372036854775000, 'Timestamp(Second, None)'))",
+                    DF_ERR_NUMERIC_OVERFLOW);
+    TU_EXPECT_ERROR(cat, "SELECT date_trunc('year', arrow_cast(-9223372036854775000, 'Timestamp(Second, None)'))",
+                    DF_ERR_NUMERIC_OVERFLOW);
+    TU_EXPECT_ERROR(cat, "SELECT arrow_cast(9223372036854775000, 'Timestamp(Second, None)') + interval '1 month'",
+                    DF_ERR_NUMERIC_OVERFLOW);
+    TU_EXPECT_ERROR(cat, "SELECT arrow_cast(-9223372036854775000, 'Timestamp(Second, None)') - interval '1 day'",
+                    DF_ERR_NUMERIC_OVERFLOW);
+    TU_EXPECT_ERROR(cat, "SELECT timestamp '2262-04-11 00:00:00' + interval '1 day'", DF_ERR_NUMERIC_OVERFLOW);
+    TU_EXPECT_ERROR(cat, "SELECT date '2024-01-31' + interval '2147483647 months'", DF_ERR_NUMERIC_OVERFLOW);
+    TU_EXPECT_ERROR(cat, "SELECT arrow_cast(2147483647, 'Date32') + interval '1 day'", DF_ERR_NUMERIC_OVERFLOW);
+    TU_EXPECT_ERROR(cat, "SELECT interval '2147483647 months' + interval '1 month'", DF_ERR_NUMERIC_OVERFLOW);
+    /* Date parts outside the civil calendar are NULL; epoch is still computed. */
+    TU_EXPECT(cat,
+              "SELECT date_part('year', arrow_cast(9223372036854775000, 'Timestamp(Second, None)')), "
+              "date_part('year', arrow_cast(2147483647, 'Date32')), extract(week from arrow_cast(2147483647, 'Date32')), "
+              "date_part('epoch', arrow_cast(2147483647, 'Date32')) = 185542587100800.0, "
+              "date_part('year', date '2024-05-05'), date_part('year', make_date(262142, 12, 31))",
+              "NULL|NULL|NULL|true|2024|262142");
+    df_catalog_free(cat);
+}
