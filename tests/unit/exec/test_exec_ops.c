@@ -619,3 +619,19 @@ DF_TEST(datetime_overflow_follows_datafusion) {
               "NULL|NULL|NULL|true|2024|262142");
     df_catalog_free(cat);
 }
+
+/* Variadic calls take any number of arguments (a generated concat of 300 columns). */
+DF_TEST(variadic_calls_take_hundreds_of_arguments) {
+    df_catalog *cat = tu_catalog();
+    df_buf b;
+    df_buf_init(&b, 0);
+    df_buf_append_str(&b, "SELECT length(concat(x", NULL);
+    for (int i = 0; i < 300; i++) df_buf_append_str(&b, ", x", NULL);
+    df_buf_append_str(&b, ")), length(concat_ws('-', x", NULL);
+    for (int i = 0; i < 99; i++) df_buf_append_str(&b, ", x", NULL);
+    df_buf_append_str(&b, ")) FROM (VALUES ('a'), ('bc')) t(x)", NULL);
+    char *sql = df_buf_take(&b);
+    TU_EXPECT(cat, sql, "301|199\n602|299");
+    df_free(sql);
+    df_catalog_free(cat);
+}
