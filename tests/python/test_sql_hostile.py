@@ -67,6 +67,30 @@ def test_in_list_of_400k_constants_is_linear(session):
     assert got == [(1,)]  # -7; NULL is not counted
 
 
+@pytest.mark.parametrize("sql", [
+    "SELECT " + "(" * 20000 + "1" + ")" * 20000,
+    "SELECT 1" + " + 1" * 100_000,
+    "SELECT " + "abs(" * 5000 + "1" + ")" * 5000,
+    "SELECT " + "CASE WHEN true THEN " * 5000 + "1" + " END" * 5000,
+    "SELECT * FROM " + "(SELECT * FROM " * 5000 + "(VALUES (1)) t" + ") s" * 5000,
+    "SELECT count(*) FROM (SELECT 1" + " UNION ALL SELECT 1" * 20000 + ") u",
+    "SELECT count(*) FROM (VALUES (1)) a" + " JOIN (VALUES (1)) b ON true" * 5000,
+    "WITH c0 AS (SELECT 1 AS x)" + "".join(f", c{i} AS (SELECT x + 1 AS x FROM c{i - 1})" for i in range(1, 5000))
+    + " SELECT x FROM c4999",
+])
+def test_deep_sql_fails_as_too_complex(session, sql):
+    with pytest.raises(DeltaFunnelError) as info:
+        session.table_from_sql(sql)
+    err = info.value
+    assert (err.phase, err.kind) == ("sql_table", "sql_table"), (err.phase, err.kind, err.message)
+    assert err.context["cause_kind"] == "sql_too_complex"
+
+
+def test_long_flat_chains_work(session):
+    assert rows(session, "SELECT count(*) FROM (VALUES (1), (2)) t(x) WHERE x = 0" + " OR x = 1" * 20000) == [(1,)]
+    assert rows(session, "SELECT 1" + " + 1" * 900) == [(901,)]
+
+
 def test_hundreds_of_sort_group_and_partition_keys_match_duckdb(session):
     table = "(SELECT i AS v FROM (VALUES (0),(1),(2),(3),(4),(5),(6),(7),(8),(9),(10),(11)) t(i)) n"
     keys = ", ".join(f"(v + {j}) % {2 + j % 5}" for j in range(200))
