@@ -19,7 +19,8 @@
  * recurse here but do nest in the AST and in the plan, and a subquery nests
  * its whole height under the expression or FROM item holding it, so a
  * query's `height` adds its tallest expression (subqueries included), its
- * longest join chain and its set-operation chain, and is held to the same
+ * longest join chain, its set-operation chain and its number of subquery
+ * expressions (each becomes a join stacked on the query's input), and is held to the same
  * bound: the binder, optimizer, expression compiler and plan printers then
  * never recurse deeper than about DF_SQL_MAX_HEIGHT levels.
  *
@@ -45,6 +46,7 @@ typedef struct parser {
     int32_t qexpr;          /* current query: tallest expression (with its subqueries) so far */
     int32_t qjoin;          /* current query: longest FROM chain (items + joins) of one SELECT */
     int32_t qset;           /* current query: longest chain of set operations */
+    int32_t qsub;           /* current query: subquery expressions (each binds as one more join on its input) */
     int32_t jnest;          /* joins of the parenthesised join just parsed, for the chain holding it */
 } parser;
 
@@ -380,6 +382,7 @@ static ast_expr *finish(parser *p, ast_expr *e) {
         return fail_at(p, DF_ERR_SQL_TOO_COMPLEX, e->pos, "expression is nested more than %d levels deep",
                        DF_SQL_MAX_HEIGHT);
     if (e->height > p->qexpr) p->qexpr = e->height;
+    if (e->query) p->qsub++;
     e->end = prev_end(p);
     return e;
 }
@@ -1721,8 +1724,8 @@ static ast_query *parse_query(parser *p) {
     ast_query *q = alloc(p, sizeof *q);
     if (!q) return NULL;
     q->pos = peek(p)->start;
-    int32_t outer_expr = p->qexpr, outer_join = p->qjoin, outer_set = p->qset;
-    p->qexpr = p->qjoin = p->qset = 0;
+    int32_t outer_expr = p->qexpr, outer_join = p->qjoin, outer_set = p->qset, outer_sub = p->qsub;
+    p->qexpr = p->qjoin = p->qset = p->qsub = 0;
     if (accept_kw(p, KW_WITH) && !parse_ctes(p, q)) return NULL;
     q->body = parse_setexpr(p, 0);
     if (!q->body) return NULL;
@@ -1730,8 +1733,9 @@ static ast_query *parse_query(parser *p) {
         if (!expect_kw(p, KW_BY) || !parse_order_items(p, &q->norder, &q->order)) return NULL;
     }
     if (!parse_limit_offset(p, q)) return NULL;
-    /* Plan nodes of the join and set-operation chains stack on top of the expressions below them. */
-    int64_t h = (int64_t)p->qexpr + p->qjoin + p->qset + 1;
+    /* Plan nodes of the join and set-operation chains, and the joins its subqueries bind as, stack on
+     * top of the expressions below them. */
+    int64_t h = (int64_t)p->qexpr + p->qjoin + p->qset + p->qsub + 1;
     if (h > DF_SQL_MAX_HEIGHT)
         return fail_at(p, DF_ERR_SQL_TOO_COMPLEX, q->pos, "query is nested more than %d levels deep",
                        DF_SQL_MAX_HEIGHT);
@@ -1739,6 +1743,7 @@ static ast_query *parse_query(parser *p) {
     p->qexpr = outer_expr;
     p->qjoin = outer_join;
     p->qset = outer_set;
+    p->qsub = outer_sub;
     leave(p);
     return q;
 }

@@ -75,6 +75,7 @@ def test_in_list_of_400k_constants_is_linear(session):
     "SELECT * FROM " + "(SELECT * FROM " * 5000 + "(VALUES (1)) t" + ") s" * 5000,
     "SELECT count(*) FROM (SELECT 1" + " UNION ALL SELECT 1" * 20000 + ") u",
     "SELECT count(*) FROM (VALUES (1)) a" + " JOIN (VALUES (1)) b ON true" * 5000,
+    "SELECT 1 FROM (VALUES (1)) t(x) WHERE x IN (SELECT 1)" + " AND x IN (SELECT 1)" * 60000,
     "WITH c0 AS (SELECT 1 AS x)" + "".join(f", c{i} AS (SELECT x + 1 AS x FROM c{i - 1})" for i in range(1, 5000))
     + " SELECT x FROM c4999",
 ])

@@ -503,6 +503,11 @@ DF_TEST(deep_sql_fails_cleanly) {
         /* A chain at the bottom of each of many nested subqueries adds up. */
         {repeat_sql("SELECT ", "(SELECT ", 90, "1", ") + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1",
                     90, ""), NULL},
+        /* Every subquery expression binds as one more join on the query's input. */
+        {repeat_sql("SELECT 1 FROM (VALUES (1)) t(x) WHERE x IN (SELECT 1)", " AND x IN (SELECT 1)", 60000, "", "", 0,
+                    ""), NULL},
+        {repeat_sql("SELECT count(*) FROM (VALUES (1)) t(x) WHERE x IN (SELECT 1)", " AND x IN (SELECT 1)", 300, "", "",
+                    0, ""), "1"},
         /* An OR chain is flattened: 20000 terms work. */
         {repeat_sql("SELECT count(*) FROM (VALUES (1), (2)) t(x) WHERE x = 0", " OR x = 1", 20000, "", "", 0, ""),
          "1"},
