@@ -114,3 +114,48 @@ def test_a_fifo_job_file_is_refused(cli, tmp_path):
     assert proc.returncode != 0
     assert "not a regular file" in proc.stderr, proc.stderr
 
+
+# ---- table locations that cannot be resolved -------------------------------------------------
+
+
+def location_error(path):
+    import deltafunnel
+    with pytest.raises(deltafunnel.DeltaFunnelError) as info:
+        deltafunnel.Session().delta_lake(str(path), name="t")
+    err = info.value
+    assert (err.phase, err.kind) == ("source_config", "invalid_source_uri"), (err.phase, err.kind, err.message)
+    return err
+
+
+def test_a_missing_location_says_it_does_not_exist(tmp_path):
+    missing = tmp_path / "missing" / "t"
+    err = location_error(missing)
+    assert err.message == f"invalid Delta source URI: table location `{missing}` does not exist"
+    assert err.context == {"cause_kind": "location_not_found", "errno": 2}
+    # Through a regular file (ENOTDIR) it does not exist either; a file: URI names the decoded path.
+    (tmp_path / "f").write_text("x")
+    err = location_error(f"file://{tmp_path}/f/t")
+    assert err.message == f"invalid Delta source URI: table location `{tmp_path}/f/t` does not exist"
+    assert err.context["cause_kind"] == "location_not_found"
+
+
+def test_a_symlink_loop_is_named(tmp_path):
+    os.symlink(tmp_path / "b", tmp_path / "a")
+    os.symlink(tmp_path / "a", tmp_path / "b")
+    err = location_error(tmp_path / "a")
+    assert err.message == f"invalid Delta source URI: table location `{tmp_path / 'a'}` is a symlink loop"
+    assert err.context["cause_kind"] == "location_symlink_loop"
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root searches every directory regardless of its permissions")
+def test_a_location_behind_a_locked_directory_says_permission_denied(tmp_path):
+    locked = tmp_path / "locked"
+    (locked / "t").mkdir(parents=True)
+    locked.chmod(0)
+    try:
+        err = location_error(locked / "t")
+    finally:
+        locked.chmod(0o700)
+    assert err.message == (f"invalid Delta source URI: table location `{locked / 't'}` cannot be reached: "
+                           "permission denied")
+    assert err.context["cause_kind"] == "location_permission_denied"
