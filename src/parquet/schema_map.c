@@ -209,7 +209,8 @@ static df_errkind leaf_type(const pq_schema_element *e, df_type **out, pq_conv *
         default: return bad_annotation(e, "an unsupported logical type", err);
         }
     case DF_PARQUET_INT96:
-        *out = df_type_timestamp(DF_UNIT_NANO, NULL);
+        /* Microseconds, not nanoseconds: INT96 dates outside 1677..2262 must not wrap (decode.c). */
+        *out = df_type_timestamp(DF_UNIT_MICRO, NULL);
         return *out ? DF_OK : DF_OOM(err);
     case DF_PARQUET_FLOAT:
         if (lt.kind != PQ_LT_NONE) return bad_annotation(e, "a logical type", err);
