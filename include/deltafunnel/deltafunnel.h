@@ -295,6 +295,14 @@ df_errkind df_table_arrow_schema(df_table *table, struct ArrowSchema *out, df_er
  * alive and may be consumed from any thread.
  */
 df_errkind df_table_execute_arrow(df_table *table, int64_t limit, struct ArrowArrayStream *out, df_error *err);
+/*
+ * After get_next of a stream from df_table_execute_arrow failed: copies the
+ * whole failure (kind, phase, subkind, code, offset, origin, context) into
+ * *err and returns its kind, where get_last_error only has text.  Returns
+ * DF_OK, leaving *err alone, when `stream` has not failed, is released or
+ * was not made by this library.
+ */
+df_errkind df_arrow_stream_error(const struct ArrowArrayStream *stream, df_error *err);
 
 /* ------------------------------------------------------------------------ */
 /* Previews                                                                  */

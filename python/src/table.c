@@ -13,6 +13,8 @@
  */
 #include "module.h"
 
+#include <stdatomic.h>
+
 typedef struct {
     PyObject_HEAD
     PyObject *session;               /* the Session that made it */
@@ -200,6 +202,48 @@ static PyObject *table_arrow_stream(PyObject *self, PyObject *const *args, Py_ss
     return capsule;
 }
 
+/*
+ * to_arrow hands pyarrow a stream that forwards to the library's stream and
+ * keeps the df_error of a failed get_next: pyarrow turns a failure into an
+ * OSError with the text only, and to_arrow raises the DeltaFunnelError
+ * instead.  Two references: the stream pyarrow releases and to_arrow.
+ */
+typedef struct watched_stream {
+    struct ArrowArrayStream inner;   /* the library's stream, owned */
+    df_error err;                    /* the failure of inner.get_next; kind DF_OK while none */
+    _Atomic int refs;                /* pyarrow's release and to_arrow's own */
+} watched_stream;
+
+static void watched_unref(watched_stream *w) {
+    if (atomic_fetch_sub(&w->refs, 1) != 1) return;
+    if (w->inner.release) w->inner.release(&w->inner);
+    df_error_clear(&w->err);
+    PyMem_RawFree(w);
+}
+
+static int watched_get_schema(struct ArrowArrayStream *s, struct ArrowSchema *out) {
+    watched_stream *w = s->private_data;
+    return w->inner.get_schema(&w->inner, out);
+}
+
+static int watched_get_next(struct ArrowArrayStream *s, struct ArrowArray *out) {
+    watched_stream *w = s->private_data;
+    int rc = w->inner.get_next(&w->inner, out);
+    if (rc != 0 && w->err.kind == DF_OK) df_arrow_stream_error(&w->inner, &w->err);
+    return rc;
+}
+
+static const char *watched_get_last_error(struct ArrowArrayStream *s) {
+    watched_stream *w = s->private_data;
+    return w->inner.get_last_error(&w->inner);
+}
+
+static void watched_release(struct ArrowArrayStream *s) {
+    if (!s->release) return;
+    watched_unref(s->private_data);
+    s->release = NULL;
+}
+
 static PyObject *table_to_arrow(PyObject *self, PyObject *unused) {
     PyObject *pa = PyImport_ImportModule("pyarrow");
     if (!pa) {
@@ -209,9 +253,67 @@ static PyObject *table_to_arrow(PyObject *self, PyObject *unused) {
         }
         return NULL;
     }
-    PyObject *t = PyObject_CallMethod(pa, "table", "O", self);
+    PyObject *rbr = PyObject_GetAttrString(pa, "RecordBatchReader");
+    PyObject *import = rbr ? PyObject_GetAttrString(rbr, "_import_from_c_capsule") : NULL;
+    Py_XDECREF(rbr);
+    if (!import) {
+        /* An older pyarrow: read through the PyCapsule interface (failures stay pyarrow's errors). */
+        PyErr_Clear();
+        PyObject *t = PyObject_CallMethod(pa, "table", "O", self);
+        Py_DECREF(pa);
+        return t;
+    }
     Py_DECREF(pa);
-    return t;
+    df_py_state *st = df_py_state_of_type(Py_TYPE(self));
+    watched_stream *w = PyMem_RawCalloc(1, sizeof *w);
+    struct ArrowArrayStream *outer = PyMem_RawCalloc(1, sizeof *outer);
+    if (!w || !outer) {
+        PyMem_RawFree(w);
+        PyMem_RawFree(outer);
+        Py_DECREF(import);
+        return PyErr_NoMemory();
+    }
+    df_error err;
+    memset(&err, 0, sizeof err);
+    df_errkind k;
+    df_table *table = ((TableObject *)self)->table;
+    Py_BEGIN_ALLOW_THREADS
+    k = df_table_execute_arrow(table, -1, &w->inner, &err);
+    Py_END_ALLOW_THREADS
+    if (k != DF_OK) {
+        PyMem_RawFree(w);
+        PyMem_RawFree(outer);
+        Py_DECREF(import);
+        return df_py_raise(st, &err);
+    }
+    atomic_init(&w->refs, 2);
+    outer->get_schema = watched_get_schema;
+    outer->get_next = watched_get_next;
+    outer->get_last_error = watched_get_last_error;
+    outer->release = watched_release;
+    outer->private_data = w;
+    PyObject *capsule = PyCapsule_New(outer, "arrow_array_stream", capsule_release);
+    if (!capsule) {
+        watched_release(outer);
+        PyMem_RawFree(outer);
+        watched_unref(w);
+        Py_DECREF(import);
+        return NULL;
+    }
+    PyObject *reader = PyObject_CallOneArg(import, capsule);
+    Py_DECREF(import);
+    PyObject *result = reader ? PyObject_CallMethod(reader, "read_all", NULL) : NULL;
+    Py_XDECREF(reader);
+    Py_DECREF(capsule);
+    if (!result && w->err.kind != DF_OK) {
+        PyErr_Clear();
+        df_error e;
+        memset(&e, 0, sizeof e);
+        df_error_move(&e, &w->err);
+        result = df_py_raise(st, &e);
+    }
+    watched_unref(w);
+    return result;
 }
 
 static PyObject *table_schema(PyObject *self, void *unused) {

@@ -22,6 +22,8 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define MAX_JOB_BYTES ((size_t)16 << 20)
 #define MAX_ITEMS 1024
@@ -243,9 +245,24 @@ static df_errkind each(job *j, const df_json_value *doc, const char *key, df_err
 
 static df_errkind read_file(const char *path, char **out, size_t *len, df_error *err) {
     *out = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f) return df_error_set(err, errno == ENOENT ? DF_ERR_NOT_FOUND : DF_ERR_IO, "cannot open the job file: %s",
-                                strerror(errno));
+    /* Regular files only: a FIFO named as the job file would block the run before it starts. */
+    int fd;
+    struct stat st;
+    int e = df_file_open_regular(path, 0, &fd, &st);
+    if (e < 0)
+        return df_error_set(err, DF_ERR_NOT_FILE, "cannot open the job file: it is %s, not a regular file",
+                            df_file_kind_name((unsigned)st.st_mode));
+    if (e > 0) {
+        df_error_set(err, e == ENOENT ? DF_ERR_NOT_FOUND : DF_ERR_IO, "cannot open the job file: %s", strerror(e));
+        df_error_set_code(err, e);
+        return e == ENOENT ? DF_ERR_NOT_FOUND : DF_ERR_IO;
+    }
+    FILE *f = fdopen(fd, "rb");
+    if (!f) {
+        e = errno;
+        close(fd);
+        return df_error_set(err, DF_ERR_IO, "cannot open the job file: %s", strerror(e));
+    }
     df_buf b;
     df_buf_init(&b, 0);
     char chunk[65536];
