@@ -418,9 +418,6 @@ df_errkind df__sortspec_eval(const df__sortspec *sp, df_xstate **st, const df_ba
                              df_error *err);
 /* Compares row i of key vectors a with row j of key vectors b. */
 int df__sortspec_cmp(const df__sortspec *sp, df_vec *const *a, int64_t i, df_vec *const *b, int64_t j);
-/* Compiles a regular expression (POSIX ERE with \d \w \s translated) for regcomp flags; clear errors. */
-struct re_pattern_buffer;
-df_errkind df__regex_compile(struct re_pattern_buffer *re, const uint8_t *p, int32_t n, int flags, df_error *err);
 
 /* Stable sort of the row indices idx[0..n) by evaluated key vectors. */
 df_errkind df__sort_indices(const df__sortspec *sp, df_vec *const *keys, int32_t *idx, int64_t n, df_error *err);
