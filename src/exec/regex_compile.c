@@ -288,7 +288,10 @@ static const df__rx_range word_uni[] = {
     {0x376, 0x377}, {0x37A, 0x37D}, {0x37F, 0x37F}, {0x386, 0x386}, {0x388, 0x3F5}, {0x3F7, 0x481},
     {0x483, 0x52F}, {0x531, 0x556}, {0x561, 0x587}, {0x591, 0x5BD}, {0x5D0, 0x5EA}, {0x610, 0x61A},
     {0x620, 0x669}, {0x66E, 0x6D3}, {0x6F0, 0x6FC}, {0x900, 0x963}, {0x966, 0x96F}, {0x9E6, 0x9EF},
-    {0xE01, 0xE3A}, {0xE40, 0xE4E}, {0x10A0, 0x10FF}, {0x1E00, 0x1FFF}, {0x203F, 0x2040},
+    {0xE01, 0xE3A}, {0xE40, 0xE4E}, {0x10A0, 0x10FF}, {0x1E00, 0x1FFF}, {0x203F, 0x2040}, {0x2071, 0x2071}, {0x207F, 0x207F},
+    {0x2090, 0x209C}, {0x2102, 0x2102}, {0x2107, 0x2107}, {0x210A, 0x2113}, {0x2115, 0x2115}, {0x2119, 0x211D},
+    {0x2124, 0x2124}, {0x2126, 0x2126}, {0x2128, 0x2128}, {0x212A, 0x212D}, {0x212F, 0x2139}, {0x213C, 0x213F},
+    {0x2145, 0x2149}, {0x214E, 0x214E}, {0x2160, 0x2188},
     {0x3041, 0x3096}, {0x30A1, 0x30FA}, {0x3400, 0x4DBF}, {0x4E00, 0x9FFF}, {0xAC00, 0xD7A3},
     {0xFF10, 0xFF19}, {0xFF21, 0xFF3A}, {0xFF41, 0xFF5A},
 };
@@ -841,6 +844,7 @@ static df_errkind repeat_last(parser *p, seq *cat, size_t at, uint32_t min, uint
 /* An alternation up to ')' or the end (not consumed). */
 static df_errkind parse_expr(parser *p, uint32_t flags, int depth, int32_t *out) {
     seq alts = {NO_NODE, NO_NODE, 0, 0}, cat = {NO_NODE, NO_NODE, 0, 0};
+    bool after_flags = false; /* a (?flags) just ended: a repetition here has no operand */
     for (;;) {
         if (flags & DF__RX_VERBOSE) skip_verbose(p);
         if (at_end(p) || peek(p) == ')') break;
@@ -850,6 +854,7 @@ static df_errkind parse_expr(parser *p, uint32_t flags, int depth, int32_t *out)
         switch (c) {
         case '|': {
             p->i++;
+            after_flags = false;
             int32_t b;
             DF_TRY(seq_close(p, &cat, N_CAT, &b));
             seq_add(p, &alts, b);
@@ -876,6 +881,7 @@ static df_errkind parse_expr(parser *p, uint32_t flags, int depth, int32_t *out)
                 p->i++;
                 if (min > max) return syntax(p, at, "invalid repetition count range, the start must be <= the end");
             }
+            if (after_flags) return syntax(p, at, "repetition operator missing expression");
             bool lazy = peek(p) == '?';
             if (lazy) p->i++;
             DF_TRY(repeat_last(p, &cat, at, min, max, lazy == !!(flags & DF__RX_SWAP_GREED)));
@@ -884,7 +890,8 @@ static df_errkind parse_expr(parser *p, uint32_t flags, int depth, int32_t *out)
         case '(': {
             p->i++;
             DF_TRY(parse_group(p, &flags, depth, at, &x));
-            if (x == NO_NODE) continue;
+            after_flags = x == NO_NODE;
+            if (after_flags) continue;
             break;
         }
         case '[': {
@@ -938,6 +945,7 @@ static df_errkind parse_expr(parser *p, uint32_t flags, int depth, int32_t *out)
         }
         }
         seq_add(p, &cat, x);
+        after_flags = false;
     }
     if (!at_end(p) && depth == 0) return syntax(p, p->i, "unopened group");
     int32_t b;

@@ -167,7 +167,8 @@ DF_TEST(regex_case_insensitive_folds) {
 DF_TEST(regex_syntax_errors_name_the_problem) {
     const char *bad[] = {"(", ")", "a)", "[a", "a{2", "a{3,2}", "*a", "a**?{", "\\", "\\1", "(?=a)", "(?!a)",
                          "(?<=a)", "(?<!a)", "(?P=n)", "(?z)", "(?)", "(?P<>a)", "(?P<n", "\\q", "[z-a]", "\\p{L}",
-                         "\\x{110000}", "\\xZZ", "[[:bogus:]]", "a{99999999999}", "\\b{middle}"};
+                         "\\x{110000}", "\\xZZ", "[[:bogus:]]", "a{99999999999}", "\\b{middle}", "a(?i)*",
+                         "a{,3}"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         df_error err = {0};
         df__regex *re = NULL;
