@@ -252,10 +252,20 @@ static const df__rx_range fold_windows[] = {
     {0x400, 0x52F}, {0x1E9E, 0x1E9E}, {0x1FBE, 0x1FBE}, {0x2126, 0x212B},
 };
 
-/* Adds the fold orbits of every member of a normalized set; normalizes again. */
-static bool rs_fold(rset *s) {
+/*
+ * Adds the fold orbits of every member of a normalized set; normalizes
+ * again.  Under -u (ascii) only ASCII letters fold, and only to ASCII, as
+ * in Rust (so (?i-u)k does not match the Kelvin sign).
+ */
+static bool rs_fold(rset *s, bool ascii) {
     uint32_t n0 = s->n;
-    for (uint32_t i = 0; i < n0; i++) {
+    for (uint32_t i = 0; i < n0 && ascii; i++) {
+        for (uint32_t cp = s->r[i].lo; cp <= s->r[i].hi && cp < 0x80; cp++) {
+            uint32_t o = cp >= 'a' && cp <= 'z' ? cp - 32 : cp >= 'A' && cp <= 'Z' ? cp + 32 : cp;
+            if (o != cp && !rs_push(s, o, o)) return false;
+        }
+    }
+    for (uint32_t i = 0; i < n0 && !ascii; i++) {
         for (size_t w = 0; w < sizeof fold_windows / sizeof fold_windows[0]; w++) {
             uint32_t lo = s->r[i].lo > fold_windows[w].lo ? s->r[i].lo : fold_windows[w].lo;
             uint32_t hi = s->r[i].hi < fold_windows[w].hi ? s->r[i].hi : fold_windows[w].hi;
@@ -511,8 +521,12 @@ static df_errkind class_atom(parser *p, uint32_t flags, uint32_t *cp, bool *is_s
     return read_cp(p, cp);
 }
 
-/* [:name:] or [:^name:] at p->i (which is '['); *matched false leaves p->i alone. */
-static df_errkind posix_class(parser *p, rset *acc, bool *matched) {
+/*
+ * [:name:] or [:^name:] at p->i (which is '['); *matched false leaves p->i
+ * alone.  Under i the class is folded before it is negated, as in Rust, so
+ * (?i)[[:^alpha:]] does not match the Kelvin sign (a fold of k).
+ */
+static df_errkind posix_class(parser *p, uint32_t flags, rset *acc, bool *matched) {
     *matched = false;
     size_t j = p->i + 2;
     bool neg = j < p->n && p->s[j] == '^';
@@ -528,6 +542,7 @@ static df_errkind posix_class(parser *p, rset *acc, bool *matched) {
         for (const char *r = ac->ranges; *r && ok; r += 2) ok = rs_push(&t, (uint8_t)r[0], (uint8_t)r[1]);
         if (ok && (strcmp(ac->name, "ascii") == 0 || strcmp(ac->name, "cntrl") == 0)) ok = rs_push(&t, 0, 0);
         if (ok) rs_normalize(&t);
+        if (ok && (flags & DF__RX_ICASE)) ok = rs_fold(&t, flags & DF__RX_ASCII);
         if (ok && neg) ok = rs_negate(&t);
         if (ok) ok = rs_union(acc, &t);
         rs_free(&t);
@@ -562,7 +577,7 @@ static df_errkind parse_class(parser *p, uint32_t flags, int depth, size_t open,
         uint8_t d = peek_at(p, 1);
         if ((c == '&' && d == '&') || (c == '-' && d == '-') || (c == '~' && d == '~')) {
             rs_normalize(&acc);
-            if ((flags & DF__RX_ICASE) && !rs_fold(&acc)) goto oom;
+            if ((flags & DF__RX_ICASE) && !rs_fold(&acc, flags & DF__RX_ASCII)) goto oom;
             if (op) {
                 if (!rs_apply(&left, &acc, op)) goto oom;
                 rs_free(&acc);
@@ -578,7 +593,7 @@ static df_errkind parse_class(parser *p, uint32_t flags, int depth, size_t open,
         if (c == '[') {
             bool matched;
             if (d == ':') {
-                e = posix_class(p, &acc, &matched);
+                e = posix_class(p, flags, &acc, &matched);
                 if (e) goto fail;
                 if (matched) continue;
             }
@@ -618,7 +633,7 @@ static df_errkind parse_class(parser *p, uint32_t flags, int depth, size_t open,
         if (acc.n > 4096) rs_normalize(&acc);
     }
     rs_normalize(&acc);
-    if ((flags & DF__RX_ICASE) && !rs_fold(&acc)) goto oom;
+    if ((flags & DF__RX_ICASE) && !rs_fold(&acc, flags & DF__RX_ASCII)) goto oom;
     if (op) {
         if (!rs_apply(&left, &acc, op)) goto oom;
         rs_free(&acc);
@@ -659,7 +674,7 @@ static df_errkind set_node(parser *p, const rset *s, int32_t *out) {
 /* A literal code point, case-folded under i. */
 static df_errkind lit_node(parser *p, uint32_t cp, uint32_t flags, int32_t *out) {
     rset s = {0};
-    if (!rs_push(&s, cp, cp) || ((flags & DF__RX_ICASE) && !rs_fold(&s))) {
+    if (!rs_push(&s, cp, cp) || ((flags & DF__RX_ICASE) && !rs_fold(&s, flags & DF__RX_ASCII))) {
         rs_free(&s);
         return DF_OOM(p->err);
     }
@@ -923,8 +938,8 @@ static df_errkind parse_expr(parser *p, uint32_t flags, int depth, int32_t *out)
             df_errkind e = parse_escape(p, at, flags, &k, &cp, &s);
             if (!e) {
                 if (k == ESC_CLASS) {
-                    if ((flags & DF__RX_ICASE) && !rs_fold(&s)) e = DF_OOM(p->err);
-                    if (!e) e = set_node(p, &s, &x);
+                    /* Perl classes are not folded (Rust's are closed under folding already). */
+                    e = set_node(p, &s, &x);
                 } else if (k == ESC_CHAR) {
                     e = lit_node(p, cp, flags, &x);
                 } else {

@@ -1,5 +1,6 @@
 /* The regular expression engine (regex_int.h): syntax, captures, leftmost-first semantics, limits. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -162,6 +163,11 @@ DF_TEST(regex_case_insensitive_folds) {
     DF_ASSERT_EQ_STR(rx("(?i)\xD0\xB4\xD0\xB0", 0, "\xD0\x94\xD0\x90"), "0-4");
     DF_ASSERT_EQ_STR(rx("(?i)k", 0, "\xE2\x84\xAA"), "0-3");
     DF_ASSERT_EQ_STR(rx("(?i)\xC5\x82", 0, "\xC5\x81"), "0-2");
+    /* Folding happens before negation, and -u folds ASCII only (as Rust). */
+    DF_ASSERT_EQ_STR(rx("(?i)[[:^alpha:]]", 0, "\xE2\x84\xAA"), "none");
+    DF_ASSERT_EQ_STR(rx("(?i-u)k", 0, "\xE2\x84\xAA"), "none");
+    DF_ASSERT_EQ_STR(rx("(?i-u)k", 0, "K"), "0-1");
+    DF_ASSERT_EQ_STR(rx("(?i)\\W", 0, "\xE2\x84\xAAk"), "none");
 }
 
 DF_TEST(regex_syntax_errors_name_the_problem) {
@@ -227,6 +233,35 @@ DF_TEST(regex_size_limit_is_checked_before_allocating) {
     DF_ASSERT_KIND(df__regex_new((const uint8_t *)p, strlen(p), 0, &re, &err), DF_ERR_EXECUTION);
     DF_ASSERT_EQ_INT(err.subkind, DF_ERR_REGEX_TOO_BIG);
     DF_ASSERT(now_s() - t0 < 1.0);
+    df_error_clear(&err);
+}
+
+static size_t largest_request;
+static void *big_malloc(size_t n, void *u) {
+    (void)u;
+    if (n > largest_request) largest_request = n;
+    return malloc(n);
+}
+static void *big_realloc(void *p, size_t n, void *u) {
+    (void)u;
+    if (n > largest_request) largest_request = n;
+    return realloc(p, n);
+}
+static void big_free(void *p, void *u) {
+    (void)u;
+    free(p);
+}
+
+/* The size is refused from the tree: no allocation grows towards the expanded program. */
+DF_TEST(regex_size_limit_allocates_only_for_the_pattern) {
+    df_set_allocator(&(df_allocator){big_malloc, big_realloc, big_free, NULL});
+    const char *p = "((a{1000}){1000}){1000}";
+    df_error err = {0};
+    df__regex *re = NULL;
+    largest_request = 0;
+    DF_ASSERT_KIND(df__regex_new((const uint8_t *)p, strlen(p), 0, &re, &err), DF_ERR_EXECUTION);
+    DF_ASSERT_EQ_INT(err.subkind, DF_ERR_REGEX_TOO_BIG);
+    DF_ASSERT(largest_request < 64 * 1024);
     df_error_clear(&err);
 }
 
