@@ -213,6 +213,8 @@ typedef struct df_kargs {
     df_type *type;                  /* result type */
     const void *aux;                /* kernel data prepared at compile time */
     df_error *err;                  /* where errors go */
+    df_exec_ctx *ctx;               /* the execution, for kernels whose rows can run long to poll
+                                       df_exec_cancelled (regular expressions); NULL when unknown */
 } df_kargs;
 
 /*
@@ -251,6 +253,8 @@ bool df__xprog_is_const(const df_xprog *p);
 typedef struct df_xstate df_xstate;
 df_errkind df__xstate_new(const df_xprog *p, df_xstate **out, df_error *err);
 void df__xstate_free(df_xstate *s);
+/* Hands the execution to the kernels the state evaluates (df_kargs.ctx), so long rows can be cancelled. */
+void df__xstate_set_ctx(df_xstate *s, df_exec_ctx *ctx);
 
 /*
  * Evaluates the program over `batch`.  *out receives the result (a new

@@ -511,6 +511,7 @@ static df_errkind regex_kernel(const df_kargs *k, const df_xreg *a, int32_t na, 
     DF_TRY(bool_out(k, a, na, &v));
     uint8_t *bits = v->values->data;
     df__rx_scratch sc = {0};
+    df__rx_cancel cancel = {{k->ctx ? &k->ctx->cancel : NULL, k->ctx ? k->ctx->user_cancel : NULL}};
     df__regex *row_re = NULL;          /* the last per-row pattern, reused while rows repeat it */
     const uint8_t *row_p = NULL;
     int32_t row_pn = -1;
@@ -535,7 +536,7 @@ static df_errkind regex_kernel(const df_kargs *k, const df_xreg *a, int32_t na, 
             re = row_re;
         }
         bool m;
-        e = df__regex_find(re, &sc, s, (size_t)n, 0, NULL, 0, NULL, &m, k->err);
+        e = df__regex_find(re, &sc, s, (size_t)n, 0, NULL, 0, &cancel, &m, k->err);
         if (e) break;
         if (m != ra->negate) df_bit_set(bits, i);
     });

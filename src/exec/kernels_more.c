@@ -218,14 +218,15 @@ static size_t char_len(const uint8_t *s, size_t n, size_t off) {
  * *off, skips an empty match that touches the end of the previous match
  * (*last_end), and advances *off past the match.  *found false ends it.
  */
-static df_errkind rx_next(const df__regex *re, df__rx_scratch *sc, const uint8_t *s, size_t n, size_t *off,
-                          int64_t *last_end, int64_t *slots, uint32_t nslots, bool *found, df_error *err) {
+static df_errkind rx_next(const df__regex *re, df__rx_scratch *sc, const df__rx_cancel *cancel, const uint8_t *s,
+                          size_t n, size_t *off, int64_t *last_end, int64_t *slots, uint32_t nslots, bool *found,
+                          df_error *err) {
     for (;;) {
         if (*off > n) {
             *found = false;
             return DF_OK;
         }
-        DF_TRY(df__regex_find(re, sc, s, n, *off, slots, nslots, NULL, found, err));
+        DF_TRY(df__regex_find(re, sc, s, n, *off, slots, nslots, cancel, found, err));
         if (!*found) return DF_OK;
         int64_t ms = slots[0], me = slots[1];
         if (ms == me && ms == *last_end) {
@@ -309,6 +310,7 @@ static df_errkind regexp_k(const df_kargs *k, const df_xreg *a, int32_t na, df_x
     }
     const df_vec *valid_v = strings ? sb.v : v;
     df__rx_scratch sc = {0};
+    df__rx_cancel cancel = {{k->ctx ? &k->ctx->cancel : NULL, k->ctx ? k->ctx->user_cancel : NULL}};
     df__regex *row_re = NULL;           /* the last per-row pattern, reused while rows repeat it */
     const uint8_t *row_p = NULL, *row_f = NULL;
     int32_t row_pn = -1, row_fn = -1;
@@ -359,7 +361,7 @@ static df_errkind regexp_k(const df_kargs *k, const df_xreg *a, int32_t na, df_x
         }
         if (fn == DF_FN_REGEXP_LIKE) {
             bool m;
-            e = df__regex_find(re, &sc, s, (size_t)n, 0, NULL, 0, NULL, &m, k->err);
+            e = df__regex_find(re, &sc, s, (size_t)n, 0, NULL, 0, &cancel, &m, k->err);
             if (!e && m) df_bit_set(v->values->data, i);
         } else if (fn == DF_FN_REGEXP_COUNT) {
             int64_t start = na > 2 ? DF_VEC_VALUES(a[2].vec, int64_t)[a[2].is_const ? 0 : i] : 1;
@@ -377,7 +379,7 @@ static df_errkind regexp_k(const df_kargs *k, const df_xreg *a, int32_t na, df_x
                 size_t at = (size_t)off;
                 bool found = ch == start;
                 while (found && !e) {
-                    e = rx_next(re, &sc, s, (size_t)n, &at, &last_end, slots, 2, &found, k->err);
+                    e = rx_next(re, &sc, &cancel, s, (size_t)n, &at, &last_end, slots, 2, &found, k->err);
                     if (!e && found) count++;
                 }
                 DF_VEC_VALUES(v, int64_t)[i] = count;
@@ -390,7 +392,7 @@ static df_errkind regexp_k(const df_kargs *k, const df_xreg *a, int32_t na, df_x
             int64_t last_end = -1;
             bool found = true;
             while (!e && found) {
-                e = rx_next(re, &sc, s, (size_t)n, &at, &last_end, slots, need, &found, k->err);
+                e = rx_next(re, &sc, &cancel, s, (size_t)n, &at, &last_end, slots, need, &found, k->err);
                 if (e || !found) break;
                 e = df_buf_append(&o, (const char *)s + copied, (size_t)slots[0] - copied, k->err);
                 if (!e) e = put_replacement(&o, re, s, slots, need, rep, rn, k->err);

@@ -202,7 +202,7 @@ static bool class_has(const df__regex *re, const df__rx_inst *in, uint32_t cp) {
 }
 
 df_errkind df__regex_find(const df__regex *re, df__rx_scratch *sc, const uint8_t *s, size_t n, size_t from,
-                          int64_t *slots, uint32_t nslots, const _Atomic bool *cancel, bool *found, df_error *err) {
+                          int64_t *slots, uint32_t nslots, const df__rx_cancel *cancel, bool *found, df_error *err) {
     *found = false;
     if (from > n) return DF_OK;
     uint32_t ns = slots ? nslots : 0;
@@ -218,8 +218,9 @@ df_errkind df__regex_find(const df__regex *re, df__rx_scratch *sc, const uint8_t
     for (;;) {
         if (cancel && ++steps >= DF__RX_CANCEL_EVERY) {
             steps = 0;
-            if (atomic_load_explicit(cancel, memory_order_relaxed))
-                return df_error_set(err, DF_ERR_CANCELLED, "regular expression matching was cancelled");
+            for (int f = 0; f < 2; f++)
+                if (cancel->flag[f] && atomic_load_explicit(cancel->flag[f], memory_order_relaxed))
+                    return df_error_set(err, DF_ERR_CANCELLED, "regular expression matching was cancelled");
         }
         if (!matched && (!re->anchored || pos == 0)) {
             if (sc->n[cl] == 0 && re->nprefix) {

@@ -120,11 +120,15 @@ void df__rx_scratch_free(df__rx_scratch *sc);
  * receives nslots positions (start and end byte of group g at 2g, 2g+1;
  * -1 for groups that did not take part); nslots may be fewer than
  * 2 * ngroups.  With slots NULL only whether a match exists is computed,
- * which may stop earlier.  *found tells.  `cancel`, when not NULL, is
- * read every DF__RX_CANCEL_EVERY positions: DF_ERR_CANCELLED once set.
+ * which may stop earlier.  *found tells.  `cancel`, when not NULL, names
+ * flags read every DF__RX_CANCEL_EVERY positions: DF_ERR_CANCELLED once
+ * one is set.
  */
+typedef struct df__rx_cancel {
+    const _Atomic bool *flag[2];    /* flags to poll (NULL entries are skipped): an execution's own and its caller's */
+} df__rx_cancel;
 df_errkind df__regex_find(const df__regex *re, df__rx_scratch *sc, const uint8_t *s, size_t n, size_t from,
-                          int64_t *slots, uint32_t nslots, const _Atomic bool *cancel, bool *found, df_error *err);
+                          int64_t *slots, uint32_t nslots, const df__rx_cancel *cancel, bool *found, df_error *err);
 
 /* Decodes one code point at s[0..n) (n >= 1) into *cp; returns its length (invalid bytes: U+FFFD, 1). */
 uint32_t df__rx_utf8_decode(const uint8_t *s, size_t n, uint32_t *cp);

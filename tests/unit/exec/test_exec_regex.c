@@ -333,7 +333,11 @@ DF_TEST(regex_search_from_offset_sees_context_and_cancels) {
     size_t n = 3 * DF__RX_CANCEL_EVERY;
     char *s = df_calloc(1, n);
     memset(s, 'y', n);
-    _Atomic bool cancel = true;
+    _Atomic bool off = false, on = true;
+    df__rx_cancel cancel = {{&off, NULL}};
+    DF_ASSERT_OK(df__regex_find(re, &sc, (const uint8_t *)s, n, 0, NULL, 0, &cancel, &found, &err), &err);
+    DF_ASSERT(!found);
+    cancel.flag[1] = &on;
     DF_ASSERT_KIND(df__regex_find(re, &sc, (const uint8_t *)s, n, 0, NULL, 0, &cancel, &found, &err),
                    DF_ERR_CANCELLED);
     df_error_clear(&err);
