@@ -213,6 +213,8 @@ typedef struct df_kargs {
     df_type *type;                  /* result type */
     const void *aux;                /* kernel data prepared at compile time */
     df_error *err;                  /* where errors go */
+    df_exec_ctx *ctx;               /* the execution, for kernels whose rows can run long to poll
+                                       df_exec_cancelled (regular expressions); NULL when unknown */
 } df_kargs;
 
 /*
@@ -251,6 +253,8 @@ bool df__xprog_is_const(const df_xprog *p);
 typedef struct df_xstate df_xstate;
 df_errkind df__xstate_new(const df_xprog *p, df_xstate **out, df_error *err);
 void df__xstate_free(df_xstate *s);
+/* Hands the execution to the kernels the state evaluates (df_kargs.ctx), so long rows can be cancelled. */
+void df__xstate_set_ctx(df_xstate *s, df_exec_ctx *ctx);
 
 /*
  * Evaluates the program over `batch`.  *out receives the result (a new
@@ -418,9 +422,6 @@ df_errkind df__sortspec_eval(const df__sortspec *sp, df_xstate **st, const df_ba
                              df_error *err);
 /* Compares row i of key vectors a with row j of key vectors b. */
 int df__sortspec_cmp(const df__sortspec *sp, df_vec *const *a, int64_t i, df_vec *const *b, int64_t j);
-/* Compiles a regular expression (POSIX ERE with \d \w \s translated) for regcomp flags; clear errors. */
-struct re_pattern_buffer;
-df_errkind df__regex_compile(struct re_pattern_buffer *re, const uint8_t *p, int32_t n, int flags, df_error *err);
 
 /* Stable sort of the row indices idx[0..n) by evaluated key vectors. */
 df_errkind df__sort_indices(const df__sortspec *sp, df_vec *const *keys, int32_t *idx, int64_t n, df_error *err);

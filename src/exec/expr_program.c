@@ -76,6 +76,7 @@ struct df_xstate {
     uint8_t *tv;            /* scratch truth values for lazy AND/OR (n bytes) */
     int8_t *which;          /* scratch source index per row for merges */
     int64_t scratch_cap;    /* rows the scratch arrays hold */
+    df_exec_ctx *ctx;       /* the execution (df__xstate_set_ctx) or NULL */
 };
 
 /* ------------------------------------------------------------------------ */
@@ -507,6 +508,8 @@ df_errkind df__xstate_new(const df_xprog *p, df_xstate **out, df_error *err) {
     return DF_OK;
 }
 
+void df__xstate_set_ctx(df_xstate *s, df_exec_ctx *ctx) { s->ctx = ctx; }
+
 void df__xreg_clear(df_xreg *r) {
     df_vec_release(r->vec);
     df_free(r->sel);
@@ -768,7 +771,7 @@ static df_errkind call_step(df_xstate *st, const xstep *s, int64_t n, df_error *
         all_const &= args[a].is_const;
     }
     df_kargs k = {.n = all_const ? 1 : n, .sel = all_const ? NULL : st->cur_sel,
-                  .nsel = all_const ? 1 : st->cur_nsel, .type = s->type, .aux = s->k.aux, .err = err};
+                  .nsel = all_const ? 1 : st->cur_nsel, .type = s->type, .aux = s->k.aux, .err = err, .ctx = st->ctx};
     if (!all_const && !st->cur_sel) k.nsel = n;
     df_xreg *out = &st->regs[s->out];
     df_errkind e = s->k.fn(&k, args, s->nargs, out);

@@ -12,8 +12,8 @@
  * rows cost a memcmp or memmem; ILIKE folds ASCII letters only.
  */
 #include "exec/exec_int.h"
+#include "exec/regex_int.h"
 
-#include <regex.h>
 #include <stdio.h>
 
 /* ------------------------------------------------------------------------ */
@@ -490,73 +490,19 @@ static df_errkind like_kernel_for(const df_expr *call, df_kernel *out, df_error 
 }
 
 /* ------------------------------------------------------------------------ */
-/* Regular expressions (POSIX ERE with the common Perl classes translated)  */
+/* Regular expressions: ~ ~* !~ !~* (the engine of regex_int.h)              */
 
 typedef struct regex_aux {
-    regex_t re;             /* compiled pattern */
-    bool compiled;          /* re is valid */
+    df__regex *re;          /* the pattern compiled once when it is a literal, else NULL */
     bool negate;            /* !~ */
-    int flags;              /* regcomp flags for per-row patterns */
+    uint32_t flags;         /* DF__RX_* flags (i for ~*) */
 } regex_aux;
 
 static void regex_free(void *p) {
     regex_aux *r = p;
     if (!r) return;
-    if (r->compiled) regfree(&r->re);
+    df__regex_free(r->re);
     df_free(r);
-}
-
-/* Rewrites \d \w \s (and negations) into POSIX classes; returns a NUL-terminated copy. */
-static char *translate_regex(const uint8_t *p, int32_t n) {
-    char *o = df_malloc((size_t)n * 16 + 1);
-    if (!o) return NULL;
-    size_t k = 0;
-    bool in_class = false;
-    for (int32_t i = 0; i < n; i++) {
-        char c = (char)p[i];
-        if (c == '\\' && i + 1 < n) {
-            char d = (char)p[i + 1];
-            const char *rep = NULL;
-            switch (d) {
-            case 'd': rep = in_class ? "0-9" : "[0-9]"; break;
-            case 'D': rep = in_class ? NULL : "[^0-9]"; break;
-            case 'w': rep = in_class ? "[:alnum:]_" : "[[:alnum:]_]"; break;
-            case 'W': rep = in_class ? NULL : "[^[:alnum:]_]"; break;
-            case 's': rep = in_class ? "[:space:]" : "[[:space:]]"; break;
-            case 'S': rep = in_class ? NULL : "[^[:space:]]"; break;
-            default: break;
-            }
-            if (rep) {
-                size_t l = strlen(rep);
-                df__memcpy(o + k, rep, l);
-                k += l;
-                i++;
-                continue;
-            }
-            o[k++] = c;
-            o[k++] = d;
-            i++;
-            continue;
-        }
-        if (c == '[' && !in_class) in_class = true;
-        else if (c == ']' && in_class) in_class = false;
-        o[k++] = c;
-    }
-    o[k] = '\0';
-    return o;
-}
-
-df_errkind df__regex_compile(regex_t *re, const uint8_t *p, int32_t n, int flags, df_error *err) {
-    char *t = translate_regex(p, n);
-    if (!t) return DF_OOM(err);
-    int rc = regcomp(re, t, flags);
-    df_free(t);
-    if (rc != 0) {
-        char msg[128];
-        regerror(rc, re, msg, sizeof msg);
-        return df_error_set(err, DF_ERR_EXECUTION, "invalid regular expression: %s", msg);
-    }
-    return DF_OK;
 }
 
 static df_errkind regex_kernel(const df_kargs *k, const df_xreg *a, int32_t na, df_xreg *out) {
@@ -564,40 +510,38 @@ static df_errkind regex_kernel(const df_kargs *k, const df_xreg *a, int32_t na, 
     df_vec *v;
     DF_TRY(bool_out(k, a, na, &v));
     uint8_t *bits = v->values->data;
-    char *buf = NULL;
-    int64_t cap = 0;
+    df__rx_scratch sc = {0};
+    df__rx_cancel cancel = {{k->ctx ? &k->ctx->cancel : NULL, k->ctx ? k->ctx->user_cancel : NULL}};
+    df__regex *row_re = NULL;          /* the last per-row pattern, reused while rows repeat it */
+    const uint8_t *row_p = NULL;
+    int32_t row_pn = -1;
     df_errkind e = DF_OK;
     DF_FOR_SEL(k, i, {
         if (e) break;
         if (!df_xreg_valid(&a[0], i) || !df_xreg_valid(&a[1], i)) continue;
         int32_t n;
         const uint8_t *s = df_vec_bytes(a[0].vec, a[0].is_const ? 0 : i, &n);
-        if (cap < n + 1) {
-            char *nb = df_realloc(buf, (size_t)n + 1);
-            if (!nb) {
-                e = DF_OOM(k->err);
-                break;
-            }
-            buf = nb;
-            cap = n + 1;
-        }
-        df__memcpy(buf, s, (size_t)n);
-        buf[n] = '\0';
-        bool m;
-        if (ra->compiled) {
-            m = regexec(&ra->re, buf, 0, NULL, 0) == 0;
-        } else {
-            regex_t re;
+        const df__regex *re = ra->re;
+        if (!re) {
             int32_t pn;
             const uint8_t *p = df_vec_bytes(a[1].vec, a[1].is_const ? 0 : i, &pn);
-            e = df__regex_compile(&re, p, pn, ra->flags, k->err);
-            if (e) break;
-            m = regexec(&re, buf, 0, NULL, 0) == 0;
-            regfree(&re);
+            if (!row_re || pn != row_pn || (pn && memcmp(p, row_p, (size_t)pn) != 0)) {
+                df__regex_free(row_re);
+                row_re = NULL;
+                e = df__regex_new(p, (size_t)pn, ra->flags, &row_re, k->err);
+                if (e) break;
+                row_p = p;
+                row_pn = pn;
+            }
+            re = row_re;
         }
+        bool m;
+        e = df__regex_find(re, &sc, s, (size_t)n, 0, NULL, 0, &cancel, &m, k->err);
+        if (e) break;
         if (m != ra->negate) df_bit_set(bits, i);
     });
-    df_free(buf);
+    df__regex_free(row_re);
+    df__rx_scratch_free(&sc);
     return df__kernel_finish(k, v, e, out);
 }
 
@@ -605,16 +549,14 @@ static df_errkind regex_kernel_for(const df_expr *call, df_kernel *out, df_error
     regex_aux *ra = df_calloc(1, sizeof *ra);
     if (!ra) return DF_OOM(err);
     ra->negate = call->fn == DF_FN_REGEX_NMATCH || call->fn == DF_FN_REGEX_NIMATCH;
-    ra->flags = REG_EXTENDED | REG_NOSUB |
-                ((call->fn == DF_FN_REGEX_IMATCH || call->fn == DF_FN_REGEX_NIMATCH) ? REG_ICASE : 0);
+    ra->flags = (call->fn == DF_FN_REGEX_IMATCH || call->fn == DF_FN_REGEX_NIMATCH) ? DF__RX_ICASE : 0;
     const df_expr *pat = call->args[1];
     if (pat->kind == DF_EX_LITERAL && !pat->lit->is_null && pat->type->id == DF_TYPE_UTF8) {
-        df_errkind k = df__regex_compile(&ra->re, pat->lit->v.bytes.ptr, (int32_t)pat->lit->v.bytes.len, ra->flags, err);
+        df_errkind k = df__regex_new(pat->lit->v.bytes.ptr, pat->lit->v.bytes.len, ra->flags, &ra->re, err);
         if (k) {
             df_free(ra);
             return k;
         }
-        ra->compiled = true;
     }
     out->fn = regex_kernel;
     out->aux = ra;

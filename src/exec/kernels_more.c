@@ -10,9 +10,9 @@
  */
 #include <math.h>
 #include <pthread.h>
-#include <regex.h>
 
 #include "exec/exec_int.h"
+#include "exec/regex_int.h"
 
 #define MAX_TEXT (256 * 1024 * 1024) /* the longest string a kernel builds (as kernels_string.c) */
 
@@ -170,34 +170,43 @@ static df_errkind date_bin_k(const df_kargs *k, const df_xreg *a, int32_t na, df
 
 /* Per-call state: the pattern compiled once when pattern and flags are literals. */
 typedef struct rx_aux {
-    df_fn fn;
-    regex_t re;
-    bool compiled;
+    df_fn fn;               /* regexp_like / regexp_count / regexp_replace */
+    df__regex *re;          /* the compiled literal pattern, or NULL (compiled per row) */
     bool global;            /* regexp_replace 'g' */
 } rx_aux;
 
 static void rx_free(void *p) {
     rx_aux *r = p;
     if (!r) return;
-    if (r->compiled) regfree(&r->re);
+    df__regex_free(r->re);
     df_free(r);
 }
 
-/* regcomp flags from a flags string ('i' case-insensitive, 'g' global replace, 'c' case-sensitive). */
-static df_errkind rx_flags(const uint8_t *f, int32_t n, bool allow_g, int *cflags, bool *global, df_error *err) {
-    *cflags = REG_EXTENDED;
+/*
+ * Engine flags from a flags string: the Rust inline flags DataFusion
+ * prefixes as (?flags) (i m s U x), 'c' case-sensitive, and 'g' (global
+ * replace, regexp_replace only).
+ */
+static df_errkind rx_flags(const uint8_t *f, int32_t n, bool allow_g, uint32_t *flags, bool *global, df_error *err) {
+    *flags = 0;
     *global = false;
     for (int32_t i = 0; i < n; i++) {
         switch (f[i]) {
-        case 'i': *cflags |= REG_ICASE; break;
-        case 'c': *cflags &= ~REG_ICASE; break;
+        case 'i': *flags |= DF__RX_ICASE; break;
+        case 'c': *flags &= ~DF__RX_ICASE; break;
+        case 'm': *flags |= DF__RX_MULTILINE; break;
+        case 's': *flags |= DF__RX_DOTALL; break;
+        case 'U': *flags |= DF__RX_SWAP_GREED; break;
+        case 'x': *flags |= DF__RX_VERBOSE; break;
+        case 'u': *flags &= ~DF__RX_ASCII; break;
         case 'g':
             if (!allow_g) return df_error_set(err, DF_ERR_EXECUTION, "the 'g' flag is only for regexp_replace");
             *global = true;
             break;
-        case 'm': *cflags |= REG_NEWLINE; break;
-        case 's': break;
-        default: return df_error_set(err, DF_ERR_EXECUTION, "unsupported regular expression flag '%c'", f[i]);
+        default:
+            if (f[i] >= 0x20 && f[i] < 0x7F)
+                return df_error_set(err, DF_ERR_EXECUTION, "unsupported regular expression flag '%c'", f[i]);
+            return df_error_set(err, DF_ERR_EXECUTION, "unsupported regular expression flag (byte 0x%02x)", f[i]);
         }
     }
     return DF_OK;
@@ -210,45 +219,87 @@ static int32_t flags_arg(df_fn fn, int32_t na) {
     return na > 3 ? 3 : -1;
 }
 
-/* NUL-terminated copy of bytes into a growable scratch buffer. */
-static char *cstr(char **buf, int64_t *cap, const uint8_t *p, int32_t n) {
-    if (*cap < n + 1) {
-        char *nb = df_realloc(*buf, (size_t)n + 1);
-        if (!nb) return NULL;
-        *buf = nb;
-        *cap = n + 1;
-    }
-    if (n) df__memcpy(*buf, p, (size_t)n);
-    (*buf)[n] = '\0';
-    return *buf;
+/* Bytes of the UTF-8 character at s[off] (1 past the end or on a broken byte). */
+static size_t char_len(const uint8_t *s, size_t n, size_t off) {
+    if (off >= n) return 1;
+    uint32_t cp;
+    return df__rx_utf8_decode(s + off, n - off, &cp);
 }
 
-/* Appends the replacement for one match: \N and ${N} / $N name groups, \\ is a backslash. */
-static df_errkind put_replacement(df_buf *o, const char *subject, const regmatch_t *m, size_t nm, const uint8_t *rep,
-                                  int32_t rn) {
+/*
+ * The next match of an iteration over s (Rust's find_iter): searches from
+ * *off, skips an empty match that touches the end of the previous match
+ * (*last_end), and advances *off past the match.  *found false ends it.
+ */
+static df_errkind rx_next(const df__regex *re, df__rx_scratch *sc, const df__rx_cancel *cancel, const uint8_t *s,
+                          size_t n, size_t *off, int64_t *last_end, int64_t *slots, uint32_t nslots, bool *found,
+                          df_error *err) {
+    for (;;) {
+        if (*off > n) {
+            *found = false;
+            return DF_OK;
+        }
+        DF_TRY(df__regex_find(re, sc, s, n, *off, slots, nslots, cancel, found, err));
+        if (!*found) return DF_OK;
+        int64_t ms = slots[0], me = slots[1];
+        if (ms == me && ms == *last_end) {
+            *off = (size_t)ms + char_len(s, n, (size_t)ms);
+            continue;
+        }
+        *last_end = me;
+        *off = me > ms ? (size_t)me : (size_t)me + char_len(s, n, (size_t)me);
+        return DF_OK;
+    }
+}
+
+/*
+ * Appends the replacement for one match.  Rust's syntax: $N and $name
+ * (the longest run of [0-9A-Za-z_]), ${N} / ${name}, $$ for a dollar; and
+ * the POSIX-style \N DataFusion turns into ${N}, with \\ for a backslash.
+ * Groups that did not take part, or do not exist, give nothing.
+ */
+static df_errkind put_replacement(df_buf *o, const df__regex *re, const uint8_t *subject, const int64_t *m,
+                                  uint32_t nm, const uint8_t *rep, int32_t rn, df_error *err) {
     for (int32_t j = 0; j < rn; j++) {
         uint8_t c = rep[j];
-        int g = -1;
+        int64_t g = -1;
         if (c == '\\' && j + 1 < rn && rep[j + 1] >= '0' && rep[j + 1] <= '9') {
-            g = rep[++j] - '0';
+            g = 0;
+            while (j + 1 < rn && rep[j + 1] >= '0' && rep[j + 1] <= '9' && g < 100000) g = g * 10 + (rep[++j] - '0');
         } else if (c == '\\' && j + 1 < rn && rep[j + 1] == '\\') {
-            DF_TRY(df_buf_append_char(o, '\\', NULL));
+            DF_TRY(df_buf_append_char(o, '\\', err));
             j++;
             continue;
-        } else if (c == '$' && j + 1 < rn && rep[j + 1] == '{') {
-            int32_t e = j + 2, val = 0;
-            while (e < rn && rep[e] >= '0' && rep[e] <= '9') val = val * 10 + (rep[e++] - '0');
-            if (e < rn && rep[e] == '}' && e > j + 2) {
-                g = val;
-                j = e;
+        } else if (c == '$' && j + 1 < rn && rep[j + 1] == '$') {
+            DF_TRY(df_buf_append_char(o, '$', err));
+            j++;
+            continue;
+        } else if (c == '$' && j + 1 < rn) {
+            bool braced = rep[j + 1] == '{';
+            int32_t b = j + 1 + braced, e = b;
+            if (braced) {
+                while (e < rn && rep[e] != '}') e++;
+            } else {
+                while (e < rn && ((rep[e] >= '0' && rep[e] <= '9') || (rep[e] >= 'a' && rep[e] <= 'z') ||
+                                  (rep[e] >= 'A' && rep[e] <= 'Z') || rep[e] == '_'))
+                    e++;
             }
-        } else if (c == '$' && j + 1 < rn && rep[j + 1] >= '0' && rep[j + 1] <= '9') {
-            g = rep[++j] - '0';
+            if (e > b && (!braced || e < rn)) {
+                bool digits = true;
+                int64_t val = 0;
+                for (int32_t q = b; q < e && digits; q++) {
+                    digits = rep[q] >= '0' && rep[q] <= '9';
+                    if (digits && val < 100000) val = val * 10 + (rep[q] - '0');
+                }
+                g = digits ? val : df__regex_group_named(re, rep + b, (size_t)(e - b));
+                if (g < 0) g = INT32_MAX; /* an unknown name: nothing */
+                j = braced ? e : e - 1;
+            }
         }
         if (g < 0) {
-            DF_TRY(df_buf_append_char(o, (char)c, NULL));
-        } else if ((size_t)g < nm && m[g].rm_so >= 0) {
-            DF_TRY(df_buf_append(o, subject + m[g].rm_so, (size_t)(m[g].rm_eo - m[g].rm_so), NULL));
+            DF_TRY(df_buf_append_char(o, (char)c, err));
+        } else if ((uint64_t)g < nm / 2 && m[2 * g] >= 0) {
+            DF_TRY(df_buf_append(o, subject + m[2 * g], (size_t)(m[2 * g + 1] - m[2 * g]), err));
         }
     }
     return DF_OK;
@@ -271,8 +322,14 @@ static df_errkind regexp_k(const df_kargs *k, const df_xreg *a, int32_t na, df_x
         if (fn == DF_FN_REGEXP_LIKE) memset(v->values->data, 0, (size_t)df_bitmap_bytes(k->n));
     }
     const df_vec *valid_v = strings ? sb.v : v;
-    char *buf = NULL, *pbuf = NULL;
-    int64_t cap = 0, pcap = 0;
+    df__rx_scratch sc = {0};
+    df__rx_cancel cancel = {{k->ctx ? &k->ctx->cancel : NULL, k->ctx ? k->ctx->user_cancel : NULL}};
+    df__regex *row_re = NULL;           /* the last per-row pattern, reused while rows repeat it */
+    const uint8_t *row_p = NULL, *row_f = NULL;
+    int32_t row_pn = -1, row_fn = -1;
+    bool row_global = false;
+    int64_t *slots = NULL;
+    uint32_t nslots = 0;
     df_buf o;
     df_buf_init(&o, MAX_TEXT);
     df_errkind e = DF_OK;
@@ -282,28 +339,43 @@ static df_errkind regexp_k(const df_kargs *k, const df_xreg *a, int32_t na, df_x
         if (!row_valid(valid_v, i)) continue;
         int32_t n;
         const uint8_t *s = df_vec_bytes(a[0].vec, a[0].is_const ? 0 : i, &n);
-        char *subject = cstr(&buf, &cap, s, n);
-        if (!subject) {
-            e = DF_OOM(k->err);
-            break;
-        }
-        regex_t row_re;
-        const regex_t *re = &ra->re;
+        const df__regex *re = ra->re;
         bool global = ra->global;
-        if (!ra->compiled) {
-            int cflags;
-            int32_t fn_len = 0;
-            const uint8_t *f = fa >= 0 ? df_vec_bytes(a[fa].vec, a[fa].is_const ? 0 : i, &fn_len) : NULL;
-            e = rx_flags(f, fn_len, fn == DF_FN_REGEXP_REPLACE, &cflags, &global, k->err);
-            int32_t pn;
+        if (!re) {
+            int32_t fl = 0, pn;
+            const uint8_t *f = fa >= 0 ? df_vec_bytes(a[fa].vec, a[fa].is_const ? 0 : i, &fl) : NULL;
             const uint8_t *p = df_vec_bytes(a[1].vec, a[1].is_const ? 0 : i, &pn);
-            if (!e) e = df__regex_compile(&row_re, p, pn, cflags, k->err);
-            if (e) break;
-            re = &row_re;
+            bool same = row_re && pn == row_pn && fl == row_fn && (!pn || memcmp(p, row_p, (size_t)pn) == 0) &&
+                        (!fl || memcmp(f, row_f, (size_t)fl) == 0);
+            if (!same) {
+                df__regex_free(row_re);
+                row_re = NULL;
+                uint32_t flags;
+                e = rx_flags(f, fl, fn == DF_FN_REGEXP_REPLACE, &flags, &row_global, k->err);
+                if (!e) e = df__regex_new(p, (size_t)pn, flags, &row_re, k->err);
+                if (e) break;
+                row_p = p;
+                row_pn = pn;
+                row_f = f;
+                row_fn = fl;
+            }
+            re = row_re;
+            global = row_global;
         }
-        regmatch_t m[10];
+        uint32_t need = fn == DF_FN_REGEXP_REPLACE ? 2 * re->ngroups : 2;
+        if (fn != DF_FN_REGEXP_LIKE && need > nslots) {
+            int64_t *ns = df_realloc(slots, (size_t)need * sizeof *ns);
+            if (!ns) {
+                e = DF_OOM(k->err);
+                break;
+            }
+            slots = ns;
+            nslots = need;
+        }
         if (fn == DF_FN_REGEXP_LIKE) {
-            if (regexec(re, subject, 0, NULL, 0) == 0) df_bit_set(v->values->data, i);
+            bool m;
+            e = df__regex_find(re, &sc, s, (size_t)n, 0, NULL, 0, &cancel, &m, k->err);
+            if (!e && m) df_bit_set(v->values->data, i);
         } else if (fn == DF_FN_REGEXP_COUNT) {
             int64_t start = na > 2 ? DF_VEC_VALUES(a[2].vec, int64_t)[a[2].is_const ? 0 : i] : 1;
             if (start < 1) {
@@ -316,11 +388,12 @@ static df_errkind regexp_k(const df_kargs *k, const df_xreg *a, int32_t na, df_x
                     while (off < n && (s[off] & 0xC0) == 0x80) off++;
                     ch++;
                 }
-                int64_t count = 0;
-                while (ch == start && off <= n && regexec(re, subject + off, 1, m, off ? REG_NOTBOL : 0) == 0) {
-                    count++;
-                    off += m[0].rm_eo > m[0].rm_so ? m[0].rm_eo : m[0].rm_eo + 1;
-                    if (off > n) break;
+                int64_t count = 0, last_end = -1;
+                size_t at = (size_t)off;
+                bool found = ch == start;
+                while (found && !e) {
+                    e = rx_next(re, &sc, &cancel, s, (size_t)n, &at, &last_end, slots, 2, &found, k->err);
+                    if (!e && found) count++;
                 }
                 DF_VEC_VALUES(v, int64_t)[i] = count;
             }
@@ -328,29 +401,25 @@ static df_errkind regexp_k(const df_kargs *k, const df_xreg *a, int32_t na, df_x
             int32_t rn;
             const uint8_t *rep = df_vec_bytes(a[2].vec, a[2].is_const ? 0 : i, &rn);
             o.len = 0;
-            int64_t off = 0;
-            while (!e && off <= n && regexec(re, subject + off, 10, m, off ? REG_NOTBOL : 0) == 0) {
-                e = df_buf_append(&o, subject + off, (size_t)m[0].rm_so, k->err);
-                if (!e) e = put_replacement(&o, subject + off, m, 10, rep, rn);
-                if (e) break;
-                int64_t adv = m[0].rm_eo;
-                if (m[0].rm_eo == m[0].rm_so) {
-                    /* An empty match: copy one character and move on. */
-                    if (off + adv < n) e = df_buf_append(&o, subject + off + adv, 1, k->err);
-                    adv++;
-                }
-                off += adv;
+            size_t at = 0, copied = 0;
+            int64_t last_end = -1;
+            bool found = true;
+            while (!e && found) {
+                e = rx_next(re, &sc, &cancel, s, (size_t)n, &at, &last_end, slots, need, &found, k->err);
+                if (e || !found) break;
+                e = df_buf_append(&o, (const char *)s + copied, (size_t)slots[0] - copied, k->err);
+                if (!e) e = put_replacement(&o, re, s, slots, need, rep, rn, k->err);
+                copied = (size_t)slots[1];
                 if (!global) break;
             }
-            if (!e && off < n) e = df_buf_append(&o, subject + off, (size_t)(n - off), k->err);
+            if (!e && copied < (size_t)n) e = df_buf_append(&o, (const char *)s + copied, (size_t)n - copied, k->err);
             if (e == DF_ERR_LIMIT_EXCEEDED || e == DF_ERR_OUT_OF_MEMORY) e = e == DF_ERR_OUT_OF_MEMORY ? DF_OOM(k->err) : df_error_set(k->err, DF_ERR_LIMIT_EXCEEDED, "regexp_replace result too long");
             if (!e) e = df__sb_put(&sb, i, o.data ? o.data : "", (int64_t)o.len);
         }
-        if (!ra->compiled) regfree(&row_re);
-        (void)pbuf;
-        (void)pcap;
     });
-    df_free(buf);
+    df__regex_free(row_re);
+    df__rx_scratch_free(&sc);
+    df_free(slots);
     df_buf_free(&o);
     if (e) {
         if (strings) df__sb_abort(&sb);
@@ -371,15 +440,14 @@ static df_errkind regexp_kernel_for(const df_expr *call, df_kernel *out, df_erro
     bool lit = pat->kind == DF_EX_LITERAL && !pat->lit->is_null &&
                (!fl || (fl->kind == DF_EX_LITERAL && !fl->lit->is_null));
     if (lit) {
-        int cflags;
+        uint32_t flags;
         df_errkind k = rx_flags(fl ? fl->lit->v.bytes.ptr : NULL, fl ? (int32_t)fl->lit->v.bytes.len : 0,
-                                call->fn == DF_FN_REGEXP_REPLACE, &cflags, &ra->global, err);
-        if (!k) k = df__regex_compile(&ra->re, pat->lit->v.bytes.ptr, (int32_t)pat->lit->v.bytes.len, cflags, err);
+                                call->fn == DF_FN_REGEXP_REPLACE, &flags, &ra->global, err);
+        if (!k) k = df__regex_new(pat->lit->v.bytes.ptr, pat->lit->v.bytes.len, flags, &ra->re, err);
         if (k) {
             df_free(ra);
             return k;
         }
-        ra->compiled = true;
     }
     out->fn = regexp_k;
     out->aux = ra;

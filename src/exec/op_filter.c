@@ -125,6 +125,7 @@ static df_errkind filter_open(df_pnode *n, df_exec_ctx *ctx, int32_t p, df_op *p
     df__op_init(&f->base, &filter_op_vt, n, ctx, p);
     f->base.parent = parent;
     df_errkind k = df__xstate_new(fp->pred, &f->st, err);
+    if (!k) df__xstate_set_ctx(f->st, ctx);
     if (!k) k = df_pnode_open(n->inputs[0], ctx, p, &f->base, &f->child, err);
     if (k) {
         filter_close(&f->base);

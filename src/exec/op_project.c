@@ -57,7 +57,10 @@ static df_errkind project_open(df_pnode *n, df_exec_ctx *ctx, int32_t part, df_o
     p->base.parent = parent;
     p->st = df_calloc((size_t)(pp->n ? pp->n : 1), sizeof(df_xstate *));
     df_errkind k = p->st ? DF_OK : DF_OOM(err);
-    for (int32_t c = 0; c < pp->n && !k; c++) k = df__xstate_new(pp->progs[c], &p->st[c], err);
+    for (int32_t c = 0; c < pp->n && !k; c++) {
+        k = df__xstate_new(pp->progs[c], &p->st[c], err);
+        if (!k) df__xstate_set_ctx(p->st[c], ctx);
+    }
     if (!k) k = df_pnode_open(n->inputs[0], ctx, part, &p->base, &p->child, err);
     if (k) {
         project_close(&p->base);
