@@ -295,6 +295,25 @@ df_errkind df_table_arrow_schema(df_table *table, struct ArrowSchema *out, df_er
  */
 df_errkind df_table_execute_arrow(df_table *table, int64_t limit, struct ArrowArrayStream *out, df_error *err);
 
+/*
+ * As df_table_execute_arrow, stoppable from any thread: once *cancel is
+ * true the running query stops within a batch (the scheduler, scans and
+ * long operators poll it) and get_next fails with DF_ERR_CANCELLED.  The
+ * flag is borrowed and must outlive the stream; NULL = not cancellable.
+ */
+df_errkind df_table_execute_arrow_cancellable(df_table *table, int64_t limit, const _Atomic bool *cancel,
+                                              struct ArrowArrayStream *out, df_error *err);
+
+/*
+ * Copies the error that ended a stream made by df_table_execute_arrow*
+ * into *out (the caller clears it with df_error_clear): its kind, phase,
+ * message and the other fields, so hosts can raise it as it was.  Returns
+ * false (and leaves *out alone) when the stream has not failed or was not
+ * made here.  The stream's get_last_error() is the same error as one line,
+ * "[phase/kind] message", for consumers that only see the C stream.
+ */
+bool df_arrow_stream_error(const struct ArrowArrayStream *stream, df_error *out);
+
 /* ------------------------------------------------------------------------ */
 /* Previews                                                                  */
 
@@ -302,9 +321,11 @@ typedef struct df_preview_options {
     int64_t limit;              /* rows to show (>= 0); default 20 */
     bool execution_profile;     /* build the per-operator execution profile */
     df_progress progress;       /* optional progress sink */
+    const _Atomic bool *cancel; /* optional: set to true from any thread to stop the preview (DF_ERR_PREVIEW_FAILED
+                                   whose cause is DF_ERR_CANCELLED); borrowed for the call */
 } df_preview_options;
 
-/* Fills the defaults (limit 20, no profile, no progress). */
+/* Fills the defaults (limit 20, no profile, no progress, no cancel flag). */
 void df_preview_options_init(df_preview_options *opts);
 
 /*
@@ -478,6 +499,13 @@ df_errkind df_session_write_all(df_session *session, df_output_spec *const *spec
  */
 df_errkind df_job_run(const char *path, bool dry_run, const df_progress *progress, const df_log_sink *log,
                       char **report_json, df_error *err);
+/*
+ * As df_job_run; setting *cancel (from any thread or a signal handler; it
+ * is only read) stops the running output as df_write_options.cancel does
+ * (rolled back, later outputs skipped).  NULL = not cancellable.
+ */
+df_errkind df_job_run_cancellable(const char *path, bool dry_run, const df_progress *progress, const df_log_sink *log,
+                                  const _Atomic bool *cancel, char **report_json, df_error *err);
 
 /* ------------------------------------------------------------------------ */
 /* Diagnostics: ranked profiles and whole-process Perfetto captures          */

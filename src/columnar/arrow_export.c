@@ -203,6 +203,7 @@ typedef struct stream_private {
     df_batch_stream *stream;   /* owned; NULL once finished */
     df_schema *schema;         /* owned reference */
     char last_error[DF_ERROR_MESSAGE_SIZE + 64];
+    df_error error;            /* what ended the stream (kind DF_OK until then), for hosts that raise it */
 } stream_private;
 
 static int stream_get_schema(struct ArrowArrayStream *s, struct ArrowSchema *out) {
@@ -238,9 +239,14 @@ static int stream_get_next(struct ArrowArrayStream *s, struct ArrowArray *out) {
         df_batch_release(b);
     }
     if (k != DF_OK) {
-        /* Keep the kind and phase so consumers can tell failures apart. */
-        snprintf(p->last_error, sizeof p->last_error, "%s/%s: %s", err.phase, df_errkind_name(k), err.message);
-        df_error_clear(&err);
+        /*
+         * Keep the kind and phase so consumers that only see the message
+         * (pyarrow, DuckDB) can tell failures apart; hosts read the error
+         * itself through df_arrow_export_stream_error.
+         */
+        snprintf(p->last_error, sizeof p->last_error, "[%s/%s] %s", err.phase, df_errkind_name(k), err.message);
+        df_error_clear(&p->error);
+        df_error_move(&p->error, &err);
         df_batch_stream_close(p->stream);
         p->stream = NULL;
         return k == DF_ERR_OUT_OF_MEMORY ? ENOMEM : EIO;
@@ -258,8 +264,24 @@ static void stream_release(struct ArrowArrayStream *s) {
     stream_private *p = s->private_data;
     df_batch_stream_close(p->stream);
     df_schema_release(p->schema);
+    df_error_clear(&p->error);
     df_free(p);
     s->release = NULL;
+}
+
+bool df_arrow_export_stream_error(const struct ArrowArrayStream *s, df_error *out) {
+    if (!s || !s->release || s->get_next != stream_get_next) return false;
+    const stream_private *p = s->private_data;
+    if (p->error.kind == DF_OK) return false;
+    df_error_clear(out);
+    df_error_set(out, p->error.kind, "%s", p->error.message);
+    df_error_set_phase(out, p->error.phase);
+    df_error_set_origin(out, p->error.origin);
+    df_error_set_code(out, p->error.code);
+    df_error_set_offset(out, p->error.offset);
+    df_error_set_subkind(out, p->error.subkind);
+    if (p->error.context) df_error_set_context(out, p->error.context);
+    return true;
 }
 
 df_errkind df_arrow_export_stream(df_batch_stream *stream, struct ArrowArrayStream *out, df_error *err) {
