@@ -296,7 +296,9 @@ static df_errkind cleanup_conn(df_wrun *r, df_error *err) {
     df__wpool_abort(r->pool);
     r->pool = NULL;
     if (r->bulk) {
-        df_mssql_bulk_abort(r->bulk);
+        /* A cancelled load leaves at once: ending it politely makes the server read every row in flight first. */
+        if (r->cancelled) df_mssql_bulk_discard(r->bulk);
+        else df_mssql_bulk_abort(r->bulk);
         r->bulk = NULL;
     }
     if (r->conn) {

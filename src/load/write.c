@@ -104,6 +104,13 @@ static void run_free(df_wrun *r) {
     df_free(r->observed);
 }
 
+/* A step that was stopped by the caller's cancel flag, or DF_OK when the flag is clear. */
+static df_errkind check_cancel(df_wrun *r, int step, df_error *err) {
+    if (!df__wrun_cancelled(r)) return DF_OK;
+    df_error_set(err, DF_ERR_CANCELLED, "the write was cancelled");
+    return df__stage_run_fail(&r->stages, step, DF_ERR_CANCELLED, err);
+}
+
 /* The lifecycle after planning; returns the first failure. */
 static df_errkind run_lifecycle(df_wrun *r, df_error *err) {
     df__stage_run_label(&r->stages, "Preparing data stream");
@@ -111,6 +118,7 @@ static df_errkind run_lifecycle(df_wrun *r, df_error *err) {
     bool bench = r->ctx->stream_benchmark;
     if (!bench) {
         DF_TRY(df__wrun_connect_step(r, err));
+        df__wcancel_watch(&r->watcher, r->conn);
         DF_TRY(df__wrun_prepare_step(r, err));
         DF_TRY(df__wrun_init_step(r, err));
     }
@@ -125,8 +133,12 @@ static df_errkind run_lifecycle(df_wrun *r, df_error *err) {
     df_batch_stream_close(r->stream);
     r->stream = NULL;
     if (k != DF_OK || bench) return k;
+    DF_TRY(check_cancel(r, WSTEP_FINALIZE, err));
     DF_TRY(df__wrun_finalize_step(r, err));
     DF_TRY(df__wrun_validation_step(r, err));
+    /* Past this point the load is published as a whole: no cancel halfway through the swap. */
+    df__wcancel_stop(&r->watcher);
+    DF_TRY(check_cancel(r, WSTEP_SWAP, err));
     return df__wrun_swap_step(r, err);
 }
 
@@ -237,7 +249,11 @@ df_errkind df__write_run(const df_output_spec *spec, const df_write_options *opt
         return k; /* planning errors are raised as they are */
     }
     log_output(&r, "output.started", DF_LOG_INFO);
+    if (!ctx->stream_benchmark) df__wcancel_start(&r.watcher, opts->cancel);
     k = run_lifecycle(&r, err);
+    /* Cleanup runs its statements on the load's connection: nothing may cancel them. */
+    df__wcancel_stop(&r.watcher);
+    r.cancelled = k != DF_OK && df__wrun_cancelled(&r);
     if (ctx->stream_benchmark && k == DF_OK) {
         r.val_kind = "skipped";
         r.val_reason = "not_executed";
@@ -328,7 +344,9 @@ df_errkind df_output_write(const df_output_spec *spec, const df_write_options *o
     k = df__write_run(spec, &opts, &ctx, &res, &tmp);
     bool ok = k == DF_OK && res.ok;
     df_diag_operation_end(ctx.op, ok ? DF_DIAG_RESULT_OK : DF_DIAG_RESULT_ERROR);
-    df__write_progress(&opts, DF_PROGRESS_FINISHED, ok ? "Completed" : "Failed", NULL, NULL, 0, 0, 0);
+    bool cancelled = !ok && opts.cancel && atomic_load(opts.cancel);
+    df__write_progress(&opts, DF_PROGRESS_FINISHED, ok ? "Completed" : cancelled ? "Cancelled" : "Failed", NULL, NULL,
+                       0, 0, 0);
     if (ok) {
         *report_json = res.report;
         res.report = NULL;
