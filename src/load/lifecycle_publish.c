@@ -293,7 +293,7 @@ df_errkind df__wrun_swap_step(df_wrun *r, df_error *err) {
 
 /* A usable connection for cleanup: the load's own, or a new one when it died. */
 static df_errkind cleanup_conn(df_wrun *r, df_error *err) {
-    df__wpool_abort(r->pool);
+    df__wpool_stop(r->pool, r->cancelled);
     r->pool = NULL;
     if (r->bulk) {
         /* A cancelled load leaves at once: ending it politely makes the server read every row in flight first. */

@@ -215,9 +215,11 @@ static void join(df_wpool *p) {
         }
 }
 
-static void pool_free(df_wpool *p) {
+/* Frees the joined pool; `discard`: drop the open loads at once instead of ending them (df_mssql_bulk_discard). */
+static void pool_free(df_wpool *p, bool discard) {
     for (int i = 0; i < p->nworkers; i++) {
-        df_mssql_bulk_abort(p->w[i].bulk);
+        if (discard) df_mssql_bulk_discard(p->w[i].bulk);
+        else df_mssql_bulk_abort(p->w[i].bulk);
         if (p->w[i].own_conn) df_mssql_close(p->w[i].conn);
     }
     while (p->count) {
@@ -244,11 +246,13 @@ df_errkind df__wpool_finish(df_wpool *p, int64_t *rows, df_error *err) {
         k = p->error.kind;
     }
     for (int i = 0; k == DF_OK && i < p->nworkers; i++) *rows += p->w[i].server_rows;
-    pool_free(p);
+    pool_free(p, false);
     return k;
 }
 
-void df__wpool_abort(df_wpool *p) {
+void df__wpool_abort(df_wpool *p) { df__wpool_stop(p, false); }
+
+void df__wpool_stop(df_wpool *p, bool discard) {
     if (!p) return;
     pthread_mutex_lock(&p->mu);
     p->failed = true;
@@ -256,7 +260,7 @@ void df__wpool_abort(df_wpool *p) {
     pthread_cond_broadcast(&p->not_full);
     pthread_mutex_unlock(&p->mu);
     join(p);
-    pool_free(p);
+    pool_free(p, discard);
 }
 
 int64_t df__wpool_bytes(df_wpool *p) { return atomic_load_explicit(&p->bytes, memory_order_relaxed); }

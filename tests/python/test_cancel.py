@@ -110,6 +110,7 @@ QUERY_CHILD = """
 @pytest.mark.parametrize("mode", ["to_arrow", "preview", "reader"])
 def test_sigint_stops_a_running_query(narrow, mode):
     r = _run_child(QUERY_CHILD, [mode, narrow, SLOW_SQL])
+    print(f"{mode}: {r.get('latency', -1):.3f} s from SIGINT to KeyboardInterrupt")
     assert r["outcome"] == "interrupted", r
     assert r["latency"] < LATENCY_S, r
     if mode != "reader":
@@ -177,27 +178,30 @@ def test_stream_consumers_see_phase_and_kind(corrupt):
 
 WRITE_CHILD = """
     conn, mode, path = sys.argv[1], sys.argv[2], sys.argv[3]
+    parallel = int(sys.argv[4]) if len(sys.argv) > 4 else None
     s = deltafunnel.Session(default_mssql_connection_string=conn)
     t = s.delta_lake(path, name="t")
     print("started", flush=True)
     try:
-        t.write_to_mssql(schema="dbo", table="target", load_mode=mode)
+        t.write_to_mssql(schema="dbo", table="target", load_mode=mode, parallel_connections=parallel)
         report(outcome="finished")
     except KeyboardInterrupt as e:
         interrupted(e)
 """
 
 
-@pytest.mark.parametrize("mode", ["append_existing", "create_and_load", "replace"])
-def test_sigint_cancels_a_write_and_leaves_the_target(narrow, mode):
+@pytest.mark.parametrize("mode,parallel", [("append_existing", 1), ("create_and_load", 1), ("replace", 1),
+                                           ("create_and_load", 4), ("replace", 4)])
+def test_sigint_cancels_a_write_and_leaves_the_target(narrow, mode, parallel):
     pytest.importorskip("pytds")
     from mssql_peer import Peer, peer_exec, peer_rows, peer_tables
     with Peer() as peer:
         if mode != "create_and_load":
             peer_exec(peer, "CREATE TABLE dbo.target (id bigint NOT NULL, value bigint NULL, flag bit NULL)",
                       "INSERT INTO dbo.target (id, value, flag) VALUES (-1, 1, 1), (-2, 2, 0)")
-        r = _run_child(WRITE_CHILD, [peer.conn_str(), mode, narrow],
+        r = _run_child(WRITE_CHILD, [peer.conn_str(), mode, narrow, parallel],
                        started=lambda: "INSERT BULK" in peer.trace_text(), delay=0.3)
+        print(f"write {mode} x{parallel}: {r.get('latency', -1):.3f} s from SIGINT to KeyboardInterrupt")
         assert r["outcome"] == "interrupted", r
         assert r["latency"] < LATENCY_S, r
         assert r["status"] == "cancelled"
@@ -247,6 +251,7 @@ def test_cli_preview_stops_on_signal(cli, narrow, signo, code):
     t0 = time.monotonic()
     rc, took, out, err = _signal_cli([cli, "preview", "--source", f"t={narrow}", "--sql", SLOW_SQL], signo,
                                      lambda: time.monotonic() - t0 > 0.7)
+    print(f"cli preview {signo!r}: exit {rc} {took:.3f} s after the signal")
     assert rc == code, err
     assert "cancelled" in err
     assert took < CLI_EXIT_S, took
@@ -275,6 +280,7 @@ def test_cli_load_stops_on_signal_and_rolls_back(cli, narrow, tmp_path, signo, c
         env = dict(os.environ, DF_TEST_MSSQL=peer.conn_str())
         rc, took, out, err = _signal_cli([cli, "load", str(job)], signo,
                                          lambda: "INSERT BULK" in peer.trace_text(), env=env)
+        print(f"cli load {signo!r}: exit {rc} {took:.3f} s after the signal")
         assert rc == code, err
         assert "cancelled" in err
         assert took < CLI_EXIT_S, took
@@ -285,3 +291,23 @@ def test_cli_load_stops_on_signal_and_rolls_back(cli, narrow, tmp_path, signo, c
         while peer_tables(peer) and time.monotonic() < deadline:
             time.sleep(0.1)
         assert peer_tables(peer) == []  # the staging table is gone, nothing was created
+
+
+def test_sigint_during_a_statement_sends_attention(narrow):
+    """A statement SQL Server is still running is cancelled with ATTENTION, not waited for.  The
+    peer delays every reply (cleanup's too), so only the cancel itself is timed here."""
+    pytest.importorskip("pytds")
+    from mssql_peer import Peer, peer_exec, peer_rows
+    with Peer("--fault-delay-ms", "1500") as peer:
+        peer_exec(peer, "CREATE TABLE dbo.target (id bigint NOT NULL, value bigint NULL, flag bit NULL)",
+                  "INSERT INTO dbo.target (id, value, flag) VALUES (-1, 1, 1)")
+        marker = len(peer.trace_text())
+        t0 = time.monotonic()
+        r = _run_child(WRITE_CHILD, [peer.conn_str(), "append_existing", narrow],
+                       started=lambda: "batch:" in peer.trace_text()[marker:], delay=0.3)
+        took = time.monotonic() - t0
+        assert r["outcome"] == "interrupted" and r["status"] == "cancelled", r
+        assert "attention during delay" in peer.trace_text()
+        assert r["context"]["batch_shaping"]["status"]["kind"] == "cancelled"
+        assert peer_rows(peer, "SELECT COUNT_BIG(*) FROM dbo.target") == [(1,)]
+        print(f"cancel during a delayed statement: {r['latency']:.3f} s to KeyboardInterrupt, child {took:.1f} s")
