@@ -54,7 +54,7 @@ static const char main_usage[] =
     "  --help      print this help and exit\n"
     "\n"
     "Exit codes: 0 success, 1 operation failed, 2 usage error, 3 invalid job file,\n"
-    "4 some outputs failed (load), 70 internal error.\n";
+    "4 some outputs failed (load), 70 internal error, 130/143 stopped by SIGINT/SIGTERM.\n";
 
 static const char load_usage[] =
     "usage: deltafunnel load JOB [options]\n"
