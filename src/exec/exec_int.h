@@ -431,6 +431,12 @@ df_errkind df__regex_compile(struct re_pattern_buffer *re, const uint8_t *p, int
 
 /* Stable sort of the row indices idx[0..n) by evaluated key vectors. */
 df_errkind df__sort_indices(const df__sortspec *sp, df_vec *const *keys, int32_t *idx, int64_t n, df_error *err);
+/*
+ * The same, polling ctx's cancel flags every 64 Ki rows merged: a sort of
+ * millions of rows is one long call.  DF_ERR_CANCELLED when cancelled.
+ */
+df_errkind df__sort_indices_in(df_exec_ctx *ctx, const df__sortspec *sp, df_vec *const *keys, int32_t *idx, int64_t n,
+                               df_error *err);
 
 /* ------------------------------------------------------------------------ */
 /* Physical planning                                                         */

@@ -254,6 +254,8 @@ void df__wpool_abort(df_wpool *p) { df__wpool_stop(p, false); }
 
 void df__wpool_stop(df_wpool *p, bool discard) {
     if (!p) return;
+    /* Discarding: shut the sockets first, so workers blocked sending to a busy server fail instead of waiting. */
+    for (int i = 0; discard && i < p->nworkers; i++) df_mssql_shutdown(p->w[i].conn);
     pthread_mutex_lock(&p->mu);
     p->failed = true;
     pthread_cond_broadcast(&p->not_empty);

@@ -260,6 +260,13 @@ void df_mssql_bulk_abort(df_mssql_bulk *b);
  * seconds.  Accepts NULL.
  */
 void df_mssql_bulk_discard(df_mssql_bulk *b);
+/*
+ * Shuts the connection's socket down, from any thread, without waiting:
+ * calls blocked on it (a bulk load's sends) fail at once and the
+ * connection is unusable afterwards; closing it then resets it instead of
+ * sending what is still queued.  For cancels.  Accepts NULL.
+ */
+void df_mssql_shutdown(df_mssql_conn *c);
 /* Rows and payload bytes encoded so far (COLMETADATA included; queued bytes count). */
 int64_t df_mssql_bulk_rows(const df_mssql_bulk *b);
 uint64_t df_mssql_bulk_bytes(const df_mssql_bulk *b);

@@ -123,6 +123,14 @@ def test_sigint_stops_a_single_partition_query(narrow, tmp_path):
     assert r["outcome"] == "interrupted" and r["latency"] < LATENCY_S, r
 
 
+def test_sigint_stops_a_running_sort(narrow):
+    """A sort of all rows is one long call after its input is read; it polls the flag as it merges."""
+    body = QUERY_CHILD.replace("deltafunnel.Session()", "deltafunnel.Session(target_partitions=1)")
+    r = _run_child(body, ["to_arrow", narrow, "SELECT * FROM t ORDER BY value, id DESC"], delay=0.8)
+    print(f"sort: {r.get('latency', -1):.3f} s from SIGINT to KeyboardInterrupt")
+    assert r["outcome"] == "interrupted" and r["latency"] < LATENCY_S, r
+
+
 def test_queries_still_complete(narrow):
     s = deltafunnel.Session()
     t = s.delta_lake(str(narrow), name="t")
