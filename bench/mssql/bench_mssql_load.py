@@ -119,7 +119,7 @@ def bulk_bytes(peer, table):
 
 def run_ours(peer, client, lib, uri, rows, spec, ddl, table):
     from pyarrow.cffi import ffi
-    cs = peer.conn_str()
+    cs = peer.conn_str(encrypt="no")  # login-only, the reference's default: both clients do the same work
     client.exec(cs, f"CREATE TABLE [dbo].[{table}] ({ddl})")
     stream = ffi.new("struct ArrowArrayStream*")
     addr = int(ffi.cast("uintptr_t", stream))
@@ -143,7 +143,7 @@ def run_ours(peer, client, lib, uri, rows, spec, ddl, table):
 
 def run_reference(peer, python, uri, rows, table):
     peer0 = peer.cpu_seconds()
-    out = subprocess.run([python, "-c", REFERENCE_SCRIPT, str(uri), table, peer.conn_str()], capture_output=True,
+    out = subprocess.run([python, "-c", REFERENCE_SCRIPT, str(uri), table, peer.conn_str(encrypt="no")], capture_output=True,
                          text=True, timeout=3600)
     peer1 = peer.cpu_seconds()
     if out.returncode != 0:

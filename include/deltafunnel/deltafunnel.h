@@ -102,15 +102,15 @@ typedef enum df_progress_kind {
     DF_PROGRESS_STARTED = 1,  /* `label` names the operation ("Loading Delta source") */
     DF_PROGRESS_PHASE,        /* `label` names the phase ("Collecting preview") */
     DF_PROGRESS_FILES,        /* `files_done` of `files_total` Delta files read */
-    DF_PROGRESS_ROWS,         /* cumulative `rows` and `batches` */
+    DF_PROGRESS_ROWS,         /* cumulative `rows` and `batches` (and the files, as FILES) */
     DF_PROGRESS_FINISHED,     /* `label` is "Completed", "Failed" or "Cancelled" */
 } df_progress_kind;
 
 typedef struct df_progress_event {
     df_progress_kind kind;    /* what happened */
     const char *label;        /* STARTED / PHASE / FINISHED text; never holds locations or SQL */
-    int64_t files_done;       /* FILES */
-    int64_t files_total;      /* FILES */
+    int64_t files_done;       /* FILES, ROWS: Delta files completed (0 when the query reads none) */
+    int64_t files_total;      /* FILES, ROWS: Delta files planned (0 when the query reads none) */
     int64_t rows;             /* ROWS */
     int64_t batches;          /* ROWS */
     int64_t bytes;            /* ROWS: cumulative payload bytes sent (writes), 0 when unknown */
@@ -118,6 +118,7 @@ typedef struct df_progress_event {
     int32_t output_index;     /* write_all: 1-based output the event is about, 0 = none */
     int32_t output_count;     /* write_all: number of outputs (0 for single operations) */
     const char *scope;        /* PHASE/ROWS: the output name the event is scoped to, or NULL */
+    int64_t files_pruned;     /* FILES, ROWS: Delta files pruned while planning */
 } df_progress_event;
 
 /*
@@ -317,15 +318,37 @@ bool df_arrow_stream_error(const struct ArrowArrayStream *stream, df_error *out)
 /* ------------------------------------------------------------------------ */
 /* Previews                                                                  */
 
+/* Logging levels of df_log_sink events (the reference's tracing levels). */
+typedef enum df_log_level {
+    DF_LOG_ERROR = 1,
+    DF_LOG_WARN = 2,
+    DF_LOG_INFO = 3,
+    DF_LOG_DEBUG = 4,
+    DF_LOG_TRACE = 5,
+} df_log_level;
+
+/*
+ * A structured event sink (the Python logging bridge, the CLI's --log).
+ * `target` is "delta_funnel" or "arrow_sql_server"; `event` the telemetry
+ * event name ("output.completed"); `fields_json` a flat JSON object of
+ * extra fields (never secrets, SQL text or row values).  Called on the
+ * operation's thread; must not call back into the session.
+ */
+typedef struct df_log_sink {
+    void (*fn)(void *user, df_log_level level, const char *target, const char *event, const char *fields_json);
+    void *user;                 /* passed to fn */
+} df_log_sink;
+
 typedef struct df_preview_options {
     int64_t limit;              /* rows to show (>= 0); default 20 */
     bool execution_profile;     /* build the per-operator execution profile */
     df_progress progress;       /* optional progress sink */
+    df_log_sink log;            /* optional event sink (the DEBUG scan and profile summaries) */
     const _Atomic bool *cancel; /* optional: set to true from any thread to stop the preview (DF_ERR_PREVIEW_FAILED
                                    whose cause is DF_ERR_CANCELLED); borrowed for the call */
 } df_preview_options;
 
-/* Fills the defaults (limit 20, no profile, no progress, no cancel flag). */
+/* Fills the defaults (limit 20, no profile, no progress, no log, no cancel flag). */
 void df_preview_options_init(df_preview_options *opts);
 
 /*
@@ -406,26 +429,6 @@ bool df_output_spec_in_session(const df_output_spec *spec, const df_session *ses
  */
 df_errkind df_output_spec_repr(const df_output_spec *spec, char **out, df_error *err);
 
-/* Logging levels of df_log_sink events (the reference's tracing levels). */
-typedef enum df_log_level {
-    DF_LOG_ERROR = 1,
-    DF_LOG_WARN = 2,
-    DF_LOG_INFO = 3,
-    DF_LOG_DEBUG = 4,
-    DF_LOG_TRACE = 5,
-} df_log_level;
-
-/*
- * A structured event sink (the Python logging bridge, the CLI's --log).
- * `target` is "delta_funnel" or "arrow_sql_server"; `event` the telemetry
- * event name ("output.completed"); `fields_json` a flat JSON object of
- * extra fields (never secrets, SQL text or row values).  Called on the
- * operation's thread; must not call back into the session.
- */
-typedef struct df_log_sink {
-    void (*fn)(void *user, df_log_level level, const char *target, const char *event, const char *fields_json);
-    void *user;                 /* passed to fn */
-} df_log_sink;
 
 /*
  * The most bulk connections one staged output loads with: parallel_connections

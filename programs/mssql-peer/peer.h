@@ -116,6 +116,8 @@ typedef struct peer_conn {
     df_buf reply;               /* reply token stream being built */
     df_buf msg;                 /* request message */
     bool closing;               /* close after the reply */
+    int64_t tls_requests;       /* requests after the login that arrived through TLS ... */
+    int64_t plain_requests;     /* ... and in plaintext (traced at the end: tests check what was encrypted) */
     bool in_rpc;                /* statement DONEs become DONEINPROC (inside an RPC) */
     int nparams;                /* sp_executesql parameters bound for the running batch */
     char **param_names;         /* "@P1" ... (owned while the RPC runs) */

@@ -419,6 +419,9 @@ static df_errkind serve(peer_conn *c, df_error *err) {
         df_buf_reset(&c->msg);
         df_errkind k = df__tds_io_read_packet(c->io, &type, &status, &c->msg, TDS_MAX_PACKET, err);
         if (k != DF_OK) return k;
+        /* A message never switches transport midway, so its first packet says how all of it (and its reply) went. */
+        if (df__tds_io_tls_active(c->io)) c->tls_requests++;
+        else c->plain_requests++;
         if (type == TDS_PKT_ATTENTION) {
             peer_reply_reset(c);
             peer_done(c, TDS_TOK_DONE, TDS_DONE_ATTN, 0, 0);
@@ -473,6 +476,7 @@ void *peer_conn_thread(void *arg) {
     df_buf_init(&c->reply, 0);
     df_buf_init(&c->msg, (size_t)300 << 20);
     df_error err = {0};
+    bool logged_in = false;
     df_errkind k = df__tds_io_new(fd, 600000, &c->io, &err);
     if (k == DF_OK) {
         df__tds_io_set_spid(c->io, (uint16_t)c->spid);
@@ -483,8 +487,14 @@ void *peer_conn_thread(void *arg) {
         bool login_only;
         k = prelogin(c, &login_only, &err);
         if (k == DF_OK) k = login(c, login_only, &err);
-        if (k == DF_OK) k = serve(c, &err);
+        if (k == DF_OK) {
+            logged_in = true;
+            k = serve(c, &err);
+        }
     }
+    if (logged_in)
+        peer_trace(cfg, c->spid, "requests after login: %lld over TLS, %lld in plaintext", (long long)c->tls_requests,
+                   (long long)c->plain_requests);
     peer_trace(cfg, c->spid, "session ends: %s", k == DF_OK ? "closed" : err.message);
     if (c->db) {
         if (c->sqlite_txn) peer_store_exec(c->db, "ROLLBACK", NULL);

@@ -103,8 +103,15 @@ static void rows_detail(df_py_progress *p, const df_progress_event *ev, char *bu
         format_bytes((double)ev->bytes, b, sizeof b);
         snprintf(bytes, sizeof bytes, " | %s", b);
     }
-    snprintf(buf, size, " - %s, %lld batch%s%s%s%s", rows, (long long)ev->batches, ev->batches == 1 ? "" : "es", bytes,
-             rate, eta);
+    char files[96] = "";
+    if (ev->files_total > 0) {
+        int n = snprintf(files, sizeof files, " | Delta files %lld/%lld", (long long)ev->files_done,
+                         (long long)ev->files_total);
+        if (ev->files_pruned > 0 && n > 0 && (size_t)n < sizeof files)
+            snprintf(files + n, sizeof files - (size_t)n, " | pruned ~%lld in planning", (long long)ev->files_pruned);
+    }
+    snprintf(buf, size, " - %s, %lld batch%s%s%s%s%s", rows, (long long)ev->batches, ev->batches == 1 ? "" : "es", bytes,
+             rate, eta, files);
 }
 
 /* Shows `line` in the notebook display (creating it on first use). */

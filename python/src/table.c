@@ -89,6 +89,7 @@ static PyObject *run_preview(df_py_state *st, TableObject *t, int64_t limit, int
     opts.limit = limit;
     opts.execution_profile = profile != 0;
     df_py_progress_init(&progress, progress_mode, &opts.progress);
+    df_py_log_sink_init(st, &opts.log);
     _Atomic bool cancel;
     atomic_init(&cancel, false);
     opts.cancel = &cancel;

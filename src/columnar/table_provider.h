@@ -151,6 +151,7 @@ struct df_table_provider {
     _Atomic int32_t refs;
     df_schema *schema;        /* full schema, owned reference */
     const char *kind;         /* "delta", "memory", ... (static string) */
+    int64_t version;          /* the table version read (Delta snapshots); meaningless for other kinds */
 };
 
 static inline df_table_provider *df_table_provider_retain(df_table_provider *p) {

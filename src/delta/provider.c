@@ -516,6 +516,7 @@ df_errkind df_delta_provider_new(df_delta_snapshot *s, df_table_provider **out, 
     atomic_init(&dp->base.refs, 1);
     dp->base.schema = df_schema_retain(s->schema.schema);
     dp->base.kind = "delta";
+    dp->base.version = df_delta_snapshot_version(s);
     dp->snap = df_delta_snapshot_retain(s);
     *out = &dp->base;
     return DF_OK;

@@ -194,6 +194,11 @@ df_errkind df__pnode_new(const df_pnode_vt *vt, df_schema *schema, int32_t parti
                         df_pnode **out, df_error *err);
 /* Frees a node tree (children first).  Accepts NULL. */
 void df__pnode_free(df_pnode *n);
+/* A scan node's provider metrics (any provider / Delta providers only), or NULL for other nodes. */
+const df_scan_metrics *df__scan_metrics(const df_pnode *n);
+const df_scan_metrics *df__scan_delta_metrics(const df_pnode *n);
+const df_table_provider *df__scan_provider(const df_pnode *n);
+const char *df__scan_table(const df_pnode *n);
 /* The operator name of a node. */
 static inline const char *df_pnode_name(const df_pnode *n) { return n->display_name ? n->display_name : n->vt->name; }
 

@@ -369,10 +369,13 @@ static bool dense_fit(df_group_table *gt, const df_vec *v, int64_t n) {
     }
     int64_t lo, hi;
     if (!int_range(v, n, &lo, &hi)) return gt->dense_state == 1;
-    if (gt->dense_state == 1 && lo >= gt->dense_min && hi - gt->dense_min < gt->dense_span) return true;
+    /* Keys may reach both ends of int64: differences are taken unsigned (exact since hi >= lo >= dense_min). */
+    if (gt->dense_state == 1 && lo >= gt->dense_min &&
+        (uint64_t)hi - (uint64_t)gt->dense_min < (uint64_t)gt->dense_span)
+        return true;
     if (gt->dense_state == 1) {
         lo = DF_MIN(lo, gt->dense_min);
-        hi = DF_MAX(hi, gt->dense_min + gt->dense_span - 1);
+        hi = DF_MAX(hi, gt->dense_min + (gt->dense_span - 1));
     }
     /* span = hi - lo + 1 without overflow. */
     if (hi - (uint64_t)lo >= (uint64_t)DENSE_MAX_SPAN ||
@@ -439,7 +442,9 @@ static inline int64_t probe_str(const df_group_table *gt, const df_vec *v, int64
         }
         if ((s & 0xFFFFFFFF00000000ULL) == tag) {
             int64_t g = (int64_t)(s & 0xFFFFFFFFULL) - 1;
-            if (k->valid[g] == valid && k->offs[g + 1] - k->offs[g] == len && str_equal(k->data + k->offs[g], p, len, end))
+            /* No key bytes stored yet (only empty strings) leaves k->data NULL: offset it only when there are. */
+            if (k->valid[g] == valid && k->offs[g + 1] - k->offs[g] == len &&
+                (len == 0 || str_equal(k->data + k->offs[g], p, len, end)))
                 return g;
         }
         pos = (pos + 1) & gt->mask;

@@ -336,3 +336,17 @@ const df_scan_metrics *df__scan_metrics(const df_pnode *n) {
     const scan_priv *sp = n->priv;
     return sp->plan ? sp->plan->metrics : NULL;
 }
+
+/* The provider and registered table name of a scan node (NULL for other nodes). */
+const df_table_provider *df__scan_provider(const df_pnode *n) {
+    return n->vt == &scan_vt && n->priv ? ((const scan_priv *)n->priv)->provider : NULL;
+}
+const char *df__scan_table(const df_pnode *n) {
+    return n->vt == &scan_vt && n->priv ? ((const scan_priv *)n->priv)->table : NULL;
+}
+
+/* The same for a scan of a Delta table, or NULL (progress counts Delta files only). */
+const df_scan_metrics *df__scan_delta_metrics(const df_pnode *n) {
+    if (n->vt != &scan_vt || !n->priv || !((const scan_priv *)n->priv)->delta) return NULL;
+    return df__scan_metrics(n);
+}

@@ -303,6 +303,31 @@ df_exec_profile *df_exec_stream_profile(df_batch_stream *stream) {
 
 void df_exec_profile_release(df_exec_profile *profile) { execution_release(profile); }
 
+df_exec_profile *df_exec_stream_execution(df_batch_stream *stream) {
+    if (!stream || stream->vt != &exec_stream_vt) return NULL;
+    exec_stream *s = (exec_stream *)stream;
+    atomic_fetch_add_explicit(&s->x->refs, 1, memory_order_relaxed);
+    return s->x;
+}
+
+static void add_file_progress(const df_pnode *n, df_file_progress *fp) {
+    const df_scan_metrics *sm = df__scan_delta_metrics(n);
+    if (sm) {
+        fp->done += atomic_load_explicit(&sm->files_completed, memory_order_relaxed);
+        fp->total += atomic_load_explicit(&sm->files_planned, memory_order_relaxed);
+        fp->pruned_planning += atomic_load_explicit(&sm->files_pruned, memory_order_relaxed);
+    }
+    for (int32_t i = 0; i < n->ninputs; i++) add_file_progress(n->inputs[i], fp);
+}
+
+bool df_exec_stream_file_progress(df_batch_stream *stream, df_file_progress *out) {
+    *out = (df_file_progress){0};
+    if (!stream || stream->vt != &exec_stream_vt) return false;
+    const exec_stream *s = (const exec_stream *)stream;
+    add_file_progress(s->x->root, out);
+    return out->total > 0;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Profiles                                                                  */
 
@@ -328,8 +353,6 @@ static void metric(df_json_writer *w, const char *name, const char *category, in
     df_json_kv_null(w, "components");
     df_json_object_end(w);
 }
-
-const df_scan_metrics *df__scan_metrics(const df_pnode *n);
 
 static void scan_stats(df_json_writer *w, const df_scan_metrics *sm) {
     df_json_object_begin(w);
@@ -398,6 +421,91 @@ static void profile_node(df_json_writer *w, const df_pnode *n, int32_t parent) {
     else df_json_write_null(w);
     df_json_object_end(w);
     for (int32_t i = 0; i < n->ninputs; i++) profile_node(w, n->inputs[i], n->id);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Terminal log summaries                                                    */
+
+static void emit_fields(df_buf *b, df_json_writer *w, const char *event, df_exec_event_fn emit, void *user) {
+    df_json_object_end(w);
+    if (df_json_writer_finish(w, NULL) == DF_OK) emit(user, event, b->data);
+    df_buf_free(b);
+}
+
+/* One delta_provider_parquet_io_summary per Delta scan node under n. */
+static void io_summaries(const df_pnode *n, const char *outcome, df_exec_event_fn emit, void *user) {
+    const df_scan_metrics *sm = df__scan_delta_metrics(n);
+    if (sm) {
+        df_buf b;
+        df_buf_init(&b, 0);
+        df_json_writer w;
+        df_json_writer_init(&w, &b, 0);
+        df_json_object_begin(&w);
+        const char *table = df__scan_table(n);
+        if (table) df_json_kv_string(&w, "source_name", table);
+        const df_table_provider *tp = df__scan_provider(n);
+        if (tp) df_json_kv_int(&w, "snapshot_version", tp->version);
+        df_json_kv_string(&w, "reader_backend", "native");
+        df_json_kv_string(&w, "outcome", outcome);
+        df_json_kv_bool(&w, "metrics_available", true);
+        /* Local reads have no GET operations: the counters are the reader's own. */
+        df_json_kv_int(&w, "parquet_data_file_bytes_received", atomic_load(&sm->bytes_read));
+        df_json_kv_int(&w, "parquet_data_files_opened", atomic_load(&sm->files_opened));
+        df_json_kv_int(&w, "parquet_row_groups_read", atomic_load(&sm->row_groups_read));
+        df_json_kv_int(&w, "parquet_pages_read", atomic_load(&sm->pages_read));
+        emit_fields(&b, &w, "delta_provider_parquet_io_summary", emit, user);
+    }
+    for (int32_t i = 0; i < n->ninputs; i++) io_summaries(n->inputs[i], outcome, emit, user);
+}
+
+typedef struct profile_tally {
+    int64_t operators, with_metrics, max_compute;
+    const df_pnode *busiest;    /* first node with the largest elapsed_compute */
+} profile_tally;
+
+static void tally(const df_pnode *n, profile_tally *t) {
+    t->operators++;
+    if (n->metrics) {
+        t->with_metrics++;
+        int64_t compute = 0;
+        for (int32_t p = 0; p < n->partitions; p++) compute += n->metrics[p].elapsed_compute;
+        if (!t->busiest || compute > t->max_compute) {
+            t->busiest = n;
+            t->max_compute = compute;
+        }
+    }
+    for (int32_t i = 0; i < n->ninputs; i++) tally(n->inputs[i], t);
+}
+
+void df_exec_terminal_events(const df_exec_profile *x, const df_profile_meta *meta, df_exec_event_fn emit,
+                             void *user) {
+    if (!x || !emit) return;
+    int o = atomic_load(&x->outcome);
+    const char *outcome = outcome_name(o == OUT_RUNNING ? OUT_CANCELLED : o);
+    io_summaries(x->root, outcome, emit, user);
+    if (!x->ctx.profile) return;
+    profile_tally t = {0};
+    tally(x->root, &t);
+    int64_t root_rows = 0;
+    if (x->root->metrics)
+        for (int32_t p = 0; p < x->root->partitions; p++) root_rows += x->root->metrics[p].output_rows;
+    df_buf b;
+    df_buf_init(&b, 0);
+    df_json_writer w;
+    df_json_writer_init(&w, &b, 0);
+    df_json_object_begin(&w);
+    df_json_kv_string(&w, "scope", meta && meta->scope ? meta->scope : df_diag_query_scope_name(DF_DIAG_QUERY_PREVIEW));
+    df_json_kv_string(&w, "outcome", outcome);
+    df_json_kv_bool(&w, "partial", o != OUT_SUCCESS);
+    if (meta && meta->row_limit >= 0) df_json_kv_int(&w, "delta_funnel_row_limit", meta->row_limit);
+    df_json_kv_int(&w, "operator_count", t.operators);
+    df_json_kv_int(&w, "operators_with_metrics", t.with_metrics);
+    df_json_kv_int(&w, "root_output_rows", root_rows);
+    if (t.busiest) {
+        df_json_kv_string(&w, "max_elapsed_compute_operator", df_pnode_name(t.busiest));
+        df_json_kv_int(&w, "max_elapsed_compute_nanos", t.max_compute);
+    }
+    emit_fields(&b, &w, "query_execution_profile_terminal", emit, user);
 }
 
 df_errkind df_query_profile_json(const df_exec_profile *profile, const df_profile_meta *meta, df_buf *out,

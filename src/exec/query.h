@@ -111,8 +111,30 @@ void df_exec_options_init(df_exec_options *opts);
 df_errkind df_query_execute(const df_query *q, const df_exec_options *opts, df_batch_stream **out,
                             df_error *err);
 
+/*
+ * How far a running query stream is through its Delta files, summed over
+ * its Delta scans: files completed of those planned, and those pruned while
+ * planning (by partition values or statistics).  Safe to call from the
+ * thread that pulls the stream while workers scan.  Returns false when the
+ * stream is not a query stream or reads no Delta file (a memory table, a
+ * plan with every file pruned): progress then has no file counter to show.
+ */
+typedef struct df_file_progress {
+    int64_t done;             /* files completed */
+    int64_t total;            /* files planned */
+    int64_t pruned_planning;  /* files removed before execution */
+} df_file_progress;
+bool df_exec_stream_file_progress(df_batch_stream *stream, df_file_progress *out);
+
 /* ------------------------------------------------------------------------ */
 /* Profiles                                                                  */
+
+/*
+ * The execution behind a query stream, profiled or not (a new reference;
+ * release with df_exec_profile_release), or NULL for any other stream: what
+ * df_exec_terminal_events reads once the stream is closed.
+ */
+df_exec_profile *df_exec_stream_execution(df_batch_stream *stream);
 
 /*
  * The execution profile of a stream returned by df_query_execute (a new
@@ -138,6 +160,18 @@ typedef struct df_profile_meta {
  * Operators are in pre-order; metrics are {name, category, partition,
  * output_partition, value_kind, value, components}.
  */
+/*
+ * The reference's DEBUG summaries of a finished (closed) execution, as log
+ * events: one `delta_provider_parquet_io_summary` per Delta scan (its
+ * source, snapshot version, outcome and Parquet I/O counters) and, when the
+ * execution was profiled, one `query_execution_profile_terminal` (scope,
+ * outcome, operator counts, the root's rows and the busiest operator).
+ * `emit` receives each event's name and its fields as a flat JSON object.
+ */
+typedef void (*df_exec_event_fn)(void *user, const char *event, const char *fields_json);
+void df_exec_terminal_events(const df_exec_profile *x, const df_profile_meta *meta, df_exec_event_fn emit,
+                             void *user);
+
 df_errkind df_query_profile_json(const df_exec_profile *profile, const df_profile_meta *meta, df_buf *out,
                                  df_error *err);
 

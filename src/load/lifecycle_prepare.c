@@ -124,10 +124,33 @@ df_errkind df__wrun_quote2(const char *schema, const char *table, char **out, df
 /* ------------------------------------------------------------------------ */
 /* Connect and prepare                                                       */
 
+/* Warns once per output about connection-string keys that were accepted but have no effect (names only). */
+static void log_ignored_keys(const df_wrun *r, const df_mssql_conninfo *ci) {
+    const char *keys = df_mssql_conninfo_ignored_keys(ci);
+    if (!keys[0] || !r->opts->log.fn) return;
+    df_buf b;
+    df_buf_init(&b, 0);
+    df_json_writer w;
+    df_json_writer_init(&w, &b, 0);
+    df_json_object_begin(&w);
+    df_json_kv_string(&w, "output_name", r->spec->name);
+    df_json_kv_string(&w, "keys", keys);
+    df_json_object_end(&w);
+    if (df_json_writer_finish(&w, NULL) == DF_OK)
+        df__write_log(r->opts, DF_LOG_WARN, "connection_string.keys_ignored", b.data);
+    df_buf_free(&b);
+}
+
 df_errkind df__wrun_connect_step(df_wrun *r, df_error *err) {
     df__stage_run_label(&r->stages, "Connecting to SQL Server");
     df_diag_span sp = df__wrun_step_begin(r, WSTEP_CONNECT);
-    df_errkind k = df_mssql_connect_string(r->conn_str, &r->conn, err);
+    df_mssql_conninfo *ci = NULL;
+    df_errkind k = df_mssql_conninfo_parse(r->conn_str, &ci, err);
+    if (k == DF_OK) {
+        log_ignored_keys(r, ci);
+        k = df_mssql_connect(ci, &r->conn, err);
+        df_mssql_conninfo_free(ci); /* wipes the password */
+    }
     df__stage_end(sp, k);
     if (k == DF_OK) return DF_OK;
     /*
@@ -135,13 +158,16 @@ df_errkind df__wrun_connect_step(df_wrun *r, df_error *err) {
      * for the failures it gives a step subkind (TCP connect; dropped or
      * silent during setup); any other DF_ERR_MSSQL_CONNECT (the instance is
      * not hosted) is reported as a TCP failure, everything else (TLS, login,
-     * protocol) as client setup.
+     * protocol) as client setup.  The cause is not escaped here: the stage
+     * runner escapes it once, so a server's "Login failed for user 'sa'."
+     * reaches the user as the server wrote it.  A connection-string error
+     * keeps the parser's message, which names the key and never a value.
      */
     char cause[DF_ERROR_MESSAGE_SIZE];
-    df__session_escape_into(cause, sizeof cause, err ? err->message : "");
+    snprintf(cause, sizeof cause, "%s", err ? err->message : "");
     df_errkind step = err ? err->subkind : DF_OK;
     if (k == DF_ERR_MSSQL_CONNECTION_STRING)
-        df_error_set(err, k, "SQL Server connection string is invalid");
+        df_error_set(err, k, "%s", cause);
     else if (k == DF_ERR_MSSQL_CONNECT && (step == DF_ERR_MSSQL_TCP_CONNECT || step == DF_ERR_MSSQL_CLIENT_SETUP))
         df_error_set(err, k, "%s", cause);
     else if (k == DF_ERR_MSSQL_CONNECT)

@@ -132,7 +132,7 @@ static df_errkind write_one(df_wrun *r, df_batch *b, df_error *err) {
     r->rows += b->nrows;
     r->batches++;
     r->bytes = r->pool ? df__wpool_bytes(r->pool) : r->bytes + (int64_t)(df_mssql_bulk_bytes(r->bulk) - before);
-    df__write_progress(r->opts, DF_PROGRESS_ROWS, NULL, r->ctx, r->spec->name, r->rows, r->batches, r->bytes);
+    df__write_progress_rows(r->opts, r->ctx, r->spec->name, r->rows, r->batches, r->bytes, r->stream);
     return DF_OK;
 }
 
@@ -164,7 +164,7 @@ df_errkind df__wrun_stream_loop(df_wrun *r, bool drain_only, df_error *err) {
             if (k == DF_OK) {
                 r->rows += b->nrows;
                 r->batches++;
-                df__write_progress(r->opts, DF_PROGRESS_ROWS, NULL, r->ctx, r->spec->name, r->rows, r->batches, 0);
+                df__write_progress_rows(r->opts, r->ctx, r->spec->name, r->rows, r->batches, 0, r->stream);
             } else {
                 df__stage_run_fail(&r->stages, WSTEP_VALIDATE_BATCH, k, err);
             }

@@ -118,8 +118,9 @@ void df__write_log(const df_write_options *opts, df_log_level level, const char 
     opts->log.fn(opts->log.user, level, "delta_funnel", event, fields_json ? fields_json : "{}");
 }
 
-void df__write_progress(const df_write_options *opts, df_progress_kind kind, const char *label,
-                        const df_write_ctx *ctx, const char *scope, int64_t rows, int64_t batches, int64_t bytes) {
+static void send_progress(const df_write_options *opts, df_progress_kind kind, const char *label,
+                          const df_write_ctx *ctx, const char *scope, int64_t rows, int64_t batches, int64_t bytes,
+                          const df_file_progress *files) {
     if (!opts || !opts->progress.fn) return;
     df_progress_event ev;
     memset(&ev, 0, sizeof ev);
@@ -132,5 +133,23 @@ void df__write_progress(const df_write_options *opts, df_progress_kind kind, con
     ev.output_index = ctx ? ctx->output_index : 0;
     ev.output_count = ctx ? ctx->output_count : 0;
     ev.scope = scope;
+    if (files) {
+        ev.files_done = files->done;
+        ev.files_total = files->total;
+        ev.files_pruned = files->pruned_planning;
+    }
     opts->progress.fn(opts->progress.user, &ev);
+}
+
+void df__write_progress(const df_write_options *opts, df_progress_kind kind, const char *label,
+                        const df_write_ctx *ctx, const char *scope, int64_t rows, int64_t batches, int64_t bytes) {
+    send_progress(opts, kind, label, ctx, scope, rows, batches, bytes, NULL);
+}
+
+void df__write_progress_rows(const df_write_options *opts, const df_write_ctx *ctx, const char *scope,
+                             int64_t rows, int64_t batches, int64_t bytes, df_batch_stream *stream) {
+    if (!opts || !opts->progress.fn) return;
+    df_file_progress files;
+    bool any = df_exec_stream_file_progress(stream, &files);
+    send_progress(opts, DF_PROGRESS_ROWS, NULL, ctx, scope, rows, batches, bytes, any ? &files : NULL);
 }

@@ -104,6 +104,10 @@ static void run_free(df_wrun *r) {
     df_free(r->observed);
 }
 
+static void log_debug_event(void *user, const char *event, const char *fields_json) {
+    df__write_log(user, DF_LOG_DEBUG, event, fields_json);
+}
+
 /* A step that was stopped by the caller's cancel flag, or DF_OK when the flag is clear. */
 static df_errkind check_cancel(df_wrun *r, int step, df_error *err) {
     if (!df__wrun_cancelled(r)) return DF_OK;
@@ -130,8 +134,14 @@ static df_errkind run_lifecycle(df_wrun *r, df_error *err) {
     r->write_ns = df_now_ns() - t0;
     df_diag_span_end(sw, k == DF_OK ? DF_DIAG_RESULT_OK : DF_DIAG_RESULT_ERROR);
     /* Closing joins the workers so the profile is complete (cancelled when the stream did not end). */
+    df_exec_profile *execution = r->opts->log.fn ? df_exec_stream_execution(r->stream) : NULL;
     df_batch_stream_close(r->stream);
     r->stream = NULL;
+    if (execution) {
+        df_profile_meta meta = {df_diag_query_scope_name(DF_DIAG_QUERY_MSSQL_OUTPUT), -1};
+        df_exec_terminal_events(execution, &meta, log_debug_event, (void *)r->opts);
+        df_exec_profile_release(execution);
+    }
     if (k != DF_OK || bench) return k;
     DF_TRY(check_cancel(r, WSTEP_FINALIZE, err));
     DF_TRY(df__wrun_finalize_step(r, err));

@@ -169,6 +169,9 @@ df_errkind df__write_dry_run_report(const df_output_spec *spec, df_json_writer *
 void df__write_log(const df_write_options *opts, df_log_level level, const char *event, const char *fields_json);
 
 /* Sends a progress event. */
+/* A ROWS event, with the Delta files `stream` has read so far (when it is a query stream). */
+void df__write_progress_rows(const df_write_options *opts, const df_write_ctx *ctx, const char *scope,
+                             int64_t rows, int64_t batches, int64_t bytes, df_batch_stream *stream);
 void df__write_progress(const df_write_options *opts, df_progress_kind kind, const char *label,
                         const df_write_ctx *ctx, const char *scope, int64_t rows, int64_t batches, int64_t bytes);
 

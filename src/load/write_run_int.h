@@ -69,6 +69,7 @@ typedef struct df_wrun {
     int64_t rows, batches, bytes;    /* streamed and accepted */
     int64_t *observed;               /* per column longest value (UTF-16 units or bytes) */
     int64_t before, after;           /* target counts, -1 = unavailable */
+    int64_t inserted;                /* rows the server reported inserted by this load's bulk loads (DONE counts) */
     const char *val_kind, *val_reason; /* validation_status */
     /* failure */
     df_stage_run stages;             /* step spans, phases, the failed step and its cause */

@@ -154,7 +154,8 @@ static df_errkind build_login7(df_mssql_conn *c, df_error *err) {
     df_buf var;
     df_buf_init(&var, 65535);
     char host[256] = "";
-    gethostname(host, sizeof host - 1);
+    if (ci->workstation) df__tds_strlcpy(host, sizeof host, ci->workstation);
+    else gethostname(host, sizeof host - 1);
     df_store_le32(fixed + 4, 0x74000004u);
     df_store_le32(fixed + 8, ci->packet_size);
     df_store_le32(fixed + 12, CLIENT_VERSION);
@@ -301,8 +302,10 @@ static df_errkind copy_conninfo(const df_mssql_conninfo *src, df_mssql_conninfo 
     ci->app_name = src->app_name ? df_strdup(src->app_name) : NULL;
     ci->ca_file = src->ca_file ? df_strdup(src->ca_file) : NULL;
     ci->host_in_cert = src->host_in_cert ? df_strdup(src->host_in_cert) : NULL;
+    ci->workstation = src->workstation ? df_strdup(src->workstation) : NULL;
     if (!ci->host || !ci->user || !ci->password || !ci->database || (src->instance && !ci->instance) ||
-        (src->app_name && !ci->app_name) || (src->ca_file && !ci->ca_file) || (src->host_in_cert && !ci->host_in_cert)) {
+        (src->app_name && !ci->app_name) || (src->ca_file && !ci->ca_file) ||
+        (src->host_in_cert && !ci->host_in_cert) || (src->workstation && !ci->workstation)) {
         df_mssql_conninfo_free(ci);
         return DF_OOM(err);
     }
@@ -318,7 +321,26 @@ static df_errkind start_tls(df_mssql_conn *c, df__tds_tls_wrap wrap, bool strict
         .ca_file = ci->ca_file,
         .host = ci->host_in_cert ? ci->host_in_cert : ci->host,
     };
-    return df__tds_io_tls_start(c->io, &cfg, wrap, err);
+    df_errkind k = df__tds_io_tls_start(c->io, &cfg, wrap, err);
+    if (k == DF_ERR_MSSQL_TLS && err && err->subkind == DF_ERR_MSSQL_TLS_CERTIFICATE) {
+        /*
+         * Encryption is on by default, so a certificate failure is often a
+         * test or internal server with a self-signed certificate: name the
+         * options that relax the check (strict mode always validates, so
+         * only the CA file helps there).
+         */
+        char why[DF_ERROR_MESSAGE_SIZE];
+        df__tds_strlcpy(why, sizeof why, err->message);
+        if (strict)
+            df_error_set(err, DF_ERR_MSSQL_TLS, "%s; trust the server's CA with TrustServerCertificateCA=<PEM file>",
+                         why);
+        else
+            df_error_set(err, DF_ERR_MSSQL_TLS,
+                         "%s; trust the server's CA with TrustServerCertificateCA=<PEM file>, or skip validation with "
+                         "TrustServerCertificate=yes", why);
+        df_error_set_subkind(err, DF_ERR_MSSQL_TLS_CERTIFICATE);
+    }
+    return k;
 }
 
 /* PRELOGIN exchange and the TLS decision; sets *login_only. */
@@ -337,7 +359,19 @@ static df_errkind prelogin(df_mssql_conn *c, df_error *err) {
     enc &= 0x0F;
     if (enc > 3) return df_error_set(err, DF_ERR_TDS_PROTOCOL, "server sent encryption value %u", enc);
     if (want == 0x01) {
-        if (enc == 0x02) return df_error_set(err, DF_ERR_MSSQL_TLS, "encryption was required but the server does not support TLS");
+        if (enc == 0x02) {
+            /*
+             * Nothing secret has been sent yet: the login (password
+             * included) would travel in clear text, so a server (or
+             * anyone in the path) answering "not supported" is refused
+             * unless the user opted out of encryption.
+             */
+            df_error_set(err, DF_ERR_MSSQL_TLS,
+                         "the server does not support encryption (PRELOGIN ENCRYPT_NOT_SUP) and Encrypt=mandatory (the "
+                         "default) requires it; Encrypt=optional allows such a server, sending the login unencrypted");
+            df_error_set_subkind(err, DF_ERR_MSSQL_ENCRYPTION_NOT_SUPPORTED);
+            return DF_ERR_MSSQL_TLS;
+        }
         if (enc == 0x00) return df_error_set(err, DF_ERR_MSSQL_TLS, "encryption was required but the server answered with encryption off");
         return start_tls(c, TDS_TLS_WRAPPED, false, err);
     }

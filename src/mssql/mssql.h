@@ -33,8 +33,9 @@
 /* Connection strings                                                        */
 
 typedef enum df_mssql_encrypt {
-    DF_MSSQL_ENCRYPT_LOGIN_ONLY = 0,    /* absent/false/no/optional: TLS for LOGIN7 when the server has TLS */
-    DF_MSSQL_ENCRYPT_ON,                /* true/yes/mandatory: TLS for the whole session */
+    DF_MSSQL_ENCRYPT_LOGIN_ONLY = 0,    /* false/no/optional: TLS for LOGIN7 when the server has TLS, else none */
+    DF_MSSQL_ENCRYPT_ON,                /* absent/true/yes/mandatory: TLS for the whole session, certificate
+                                           validated; a server without TLS is refused */
     DF_MSSQL_ENCRYPT_STRICT,            /* strict: TDS 8.0, TLS before any TDS byte */
     DF_MSSQL_ENCRYPT_PLAINTEXT,         /* DANGER_PLAINTEXT: never TLS */
 } df_mssql_encrypt;
@@ -43,18 +44,22 @@ typedef struct df_mssql_conninfo df_mssql_conninfo;
 
 /*
  * Parses an ADO.NET-style string: `key=value` pairs separated by `;`, keys
- * case-insensitive, values trimmed, `{...}` or quoted values may contain
- * `;`.  Keys (synonyms): server (data source, address, addr); uid (user id,
- * user, username); password (pwd); database (initial catalog,
- * databasename); encrypt; TrustServerCertificate; TrustServerCertificateCA;
+ * case-insensitive (spaces and underscores ignored), values trimmed,
+ * `{...}` or quoted values may contain `;`.  Keys (synonyms): server (data
+ * source, address, addr, network address); uid (user id, user, username);
+ * password (pwd); database (initial catalog, databasename); encrypt
+ * (default mandatory); TrustServerCertificate; TrustServerCertificateCA;
  * HostNameInCertificate; Connect Timeout (connection timeout, timeout);
- * Command Timeout; Packet Size; Application Name (app); ApplicationIntent;
- * IntegratedSecurity (integrated security, trusted_connection: only false
- * is accepted, Windows authentication is not built).  Unknown keys are
- * ignored.  Server syntax: [tcp:]host[,port] or host\instance (port 1434
- * is not resolved: an instance needs an explicit port).
+ * Command Timeout; Packet Size; Application Name (app); Workstation ID
+ * (wsid); ApplicationIntent; Authentication (only SqlPassword);
+ * IntegratedSecurity (trusted_connection: only false is accepted, Windows
+ * authentication is not built).  Keys Microsoft's drivers know that have
+ * no effect here (Pooling, MultipleActiveResultSets, ...) are accepted and
+ * listed by df_mssql_conninfo_ignored_keys; any other key is refused.
+ * Server syntax: [tcp:]host[,port] or host\instance (port 1434 is not
+ * resolved: an instance needs an explicit port).
  * Returns DF_ERR_MSSQL_CONNECTION_STRING with a message naming the key
- * (never its value); *out is NULL then.
+ * (never a value); *out is NULL then.
  */
 df_errkind df_mssql_conninfo_parse(const char *text, df_mssql_conninfo **out, df_error *err);
 /* Frees and wipes the secrets.  Accepts NULL. */
@@ -67,6 +72,11 @@ const char *df_mssql_conninfo_database(const df_mssql_conninfo *ci);   /* "" = s
 df_mssql_encrypt df_mssql_conninfo_encrypt(const df_mssql_conninfo *ci);
 bool df_mssql_conninfo_trust_server_certificate(const df_mssql_conninfo *ci);
 uint32_t df_mssql_conninfo_connect_timeout_ms(const df_mssql_conninfo *ci);
+/*
+ * The accepted keys that have no effect, by display name ("Pooling, Max
+ * Pool Size"; "" when none), for the caller to warn about.  Borrowed.
+ */
+const char *df_mssql_conninfo_ignored_keys(const df_mssql_conninfo *ci);
 
 /* ------------------------------------------------------------------------ */
 /* Connections                                                               */

@@ -17,6 +17,8 @@ struct df_mssql_conninfo {
     char *app_name;             /* APP_NAME() or NULL */
     char *ca_file;              /* TrustServerCertificateCA or NULL */
     char *host_in_cert;         /* HostNameInCertificate or NULL */
+    char *workstation;          /* Workstation ID (LOGIN7 host name) or NULL = this host's name */
+    char ignored[256];          /* display names of accepted keys without effect, ", "-separated ("" = none) */
     df_mssql_encrypt encrypt;   /* TLS policy */
     bool trust_cert;            /* skip certificate validation */
     bool read_only;             /* ApplicationIntent=ReadOnly */

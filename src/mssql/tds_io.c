@@ -352,9 +352,13 @@ df_errkind df__tds_io_tls_start(df__tds_io *io, const df__tds_tls_cfg *cfg, df__
             continue;
         }
         long vr = SSL_get_verify_result(io->ssl);
-        if (!cfg->server && cfg->verify && vr != X509_V_OK)
-            return df_error_set(err, DF_ERR_MSSQL_TLS, "server certificate validation failed: %s",
-                                X509_verify_cert_error_string(vr));
+        if (!cfg->server && cfg->verify && vr != X509_V_OK) {
+            df_error_set(err, DF_ERR_MSSQL_TLS, "server certificate validation failed: %s",
+                         X509_verify_cert_error_string(vr));
+            /* The client names the connection-string options that relax the check (it knows them). */
+            df_error_set_subkind(err, DF_ERR_MSSQL_TLS_CERTIFICATE);
+            return DF_ERR_MSSQL_TLS;
+        }
         return tls_fail(err, "handshake");
     }
     if (wrapped) move_rbuf_to_rbio(io);

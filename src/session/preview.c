@@ -95,6 +95,7 @@ typedef struct preview_run {
     df_query *limited;           /* LIMIT query, owned */
     df_batch_stream *stream;     /* owned until closed */
     df_exec_profile *profile;    /* owned reference or NULL */
+    df_exec_profile *execution;  /* owned reference while a log sink wants the terminal summaries */
     df_batch **batches;          /* collected, owned references */
     int64_t nbatches, cap;
     int64_t rows;                /* rows collected */
@@ -103,7 +104,13 @@ typedef struct preview_run {
 
 static void progress(const preview_run *r, df_progress_kind kind, const char *label) {
     if (!r->opts.progress.fn) return;
-    df_progress_event ev = {kind, label, 0, 0, r->rows, r->nbatches};
+    df_progress_event ev = {.kind = kind, .label = label, .rows = r->rows, .batches = r->nbatches};
+    df_file_progress files;
+    if (kind == DF_PROGRESS_ROWS && df_exec_stream_file_progress(r->stream, &files)) {
+        ev.files_done = files.done;
+        ev.files_total = files.total;
+        ev.files_pruned = files.pruned_planning;
+    }
     r->opts.progress.fn(r->opts.progress.user, &ev);
 }
 
@@ -139,6 +146,7 @@ static df_errkind stage_stream_setup(void *ctx, df_error *err) {
     if (!df_schema_equals(r->stream->schema, df_query_schema(r->limited)))
         return df_error_set(err, DF_ERR_DEPENDENCY_COMPATIBILITY, "the stream schema differs from the planned schema");
     if (r->opts.execution_profile) r->profile = df_exec_stream_profile(r->stream);
+    if (r->opts.log.fn) r->execution = df_exec_stream_execution(r->stream);
     return DF_OK;
 }
 
@@ -290,8 +298,18 @@ static df_errkind failure_error(preview_run *r, df_error *err) {
     return DF_ERR_PREVIEW_FAILED;
 }
 
+static void log_debug_event(void *user, const char *event, const char *fields_json) {
+    const df_log_sink *sink = user;
+    sink->fn(sink->user, DF_LOG_DEBUG, "delta_funnel", event, fields_json);
+}
+
 static void run_clear(preview_run *r) {
     df_batch_stream_close(r->stream);
+    if (r->execution) {
+        df_profile_meta meta = {df_diag_query_scope_name(DF_DIAG_QUERY_PREVIEW), r->opts.limit};
+        df_exec_terminal_events(r->execution, &meta, log_debug_event, &r->opts.log);
+        df_exec_profile_release(r->execution);
+    }
     for (int64_t i = 0; i < r->nbatches; i++) df_batch_release(r->batches[i]);
     df_free(r->batches);
     if (r->profile) df_exec_profile_release(r->profile);

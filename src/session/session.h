@@ -148,7 +148,7 @@ typedef struct df_stage_run {
     const void *progress_user;
     int failed;                      /* the first failed stage's index, -1 = none */
     df_errkind failed_kind;          /* its error kind */
-    char cause[DF_ERROR_MESSAGE_SIZE]; /* its message, escaped for display */
+    char cause[DF_ERROR_MESSAGE_SIZE]; /* its message, control characters escaped (one line; quotes kept) */
 } df_stage_run;
 
 void df__stage_run_init(df_stage_run *sr, df_diag_operation *op, uint64_t owner, bool owns_phases);
@@ -162,8 +162,10 @@ df_diag_span df__stage_begin(const df_stage_run *sr, df_diag_stage stage, const 
 /* Ends a stage's span with the result of `k`; returns k. */
 df_errkind df__stage_end(df_diag_span span, df_errkind k);
 /*
- * Records stage `index` as the failed one, with `k` and the escaped message
- * of `err` (may be NULL), unless a stage failed before.  Returns k.
+ * Records stage `index` as the failed one, with `k` and the message of
+ * `err` (may be NULL) with its control characters escaped (once: the
+ * layers below leave server text as it came), unless a stage failed
+ * before.  Returns k.
  */
 df_errkind df__stage_run_fail(df_stage_run *sr, int index, df_errkind k, const df_error *err);
 /* Closes the open phase with the result of `k`. */
@@ -189,6 +191,13 @@ df_errkind df__stage_run_all(df_stage_run *sr, const df_stage_def *defs, int n, 
 df_errkind df__session_escape_text(df_buf *out, const char *text, size_t n, df_error *err);
 /* Escapes into a fixed buffer, truncating; never fails. */
 void df__session_escape_into(char *dst, size_t size, const char *text);
+/*
+ * Escapes only control characters (\t \r \n, others and invalid UTF-8 as
+ * \u{hex}) into a fixed buffer, truncating at a character; never fails.
+ * Idempotent on text it produced, so text escaped by a lower layer is not
+ * escaped again.
+ */
+void df__session_escape_controls_into(char *dst, size_t size, const char *text);
 /* Appends a location without userinfo, query or fragment, escaped. */
 df_errkind df__session_sanitize_uri(df_buf *out, const char *uri, df_error *err);
 

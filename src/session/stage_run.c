@@ -50,8 +50,13 @@ df_errkind df__stage_run_fail(df_stage_run *sr, int index, df_errkind k, const d
     if (sr->failed >= 0) return k;
     sr->failed = index;
     sr->failed_kind = k;
-    /* Kept escaped: the cause is shown in reports and messages, never parsed. */
-    df__session_escape_into(sr->cause, sizeof sr->cause, err ? err->message : df_errkind_name(k));
+    /*
+     * Kept on one line: the cause is shown in reports and messages, never
+     * parsed.  Only control characters are escaped, so text a lower layer
+     * escaped (names in its own message) is not escaped a second time and
+     * a server's message keeps its quotes.
+     */
+    df__session_escape_controls_into(sr->cause, sizeof sr->cause, err ? err->message : df_errkind_name(k));
     return k;
 }
 

@@ -4,9 +4,14 @@
  * HTML escaping, and the source/alias name rules.
  *
  * Escaping walks UTF-8 by code point; bytes that are not valid UTF-8 are
- * shown as \u{fffd} so a message can never carry raw control bytes.
+ * shown as \u{fffd} so a message can never carry raw control bytes.  The
+ * control-only form keeps a message on one line without touching what
+ * reads fine (quotes, backslashes, accented letters): it is what a failed
+ * stage's cause gets, once, whatever layers it went through.
  */
 #include "session/session_int.h"
+
+#include <stdio.h>
 
 df_errkind df__session_escape_text(df_buf *out, const char *text, size_t n, df_error *err) {
     const uint8_t *s = (const uint8_t *)text;
@@ -30,6 +35,32 @@ df_errkind df__session_escape_text(df_buf *out, const char *text, size_t n, df_e
             DF_TRY(df_buf_printf(out, err, "\\u{%x}", (unsigned)cp));
     }
     return DF_OK;
+}
+
+void df__session_escape_controls_into(char *dst, size_t size, const char *text) {
+    if (size == 0) return;
+    const uint8_t *s = (const uint8_t *)text;
+    size_t n = strlen(text), i = 0, o = 0;
+    while (i < n) {
+        uint32_t cp;
+        size_t len = df_utf8_decode(s + i, n - i, &cp);
+        char esc[16];
+        const char *piece = (const char *)s + i;
+        size_t plen = len;
+        if (cp == '\t' || cp == '\r' || cp == '\n') {
+            snprintf(esc, sizeof esc, "\\%c", cp == '\t' ? 't' : cp == '\r' ? 'r' : 'n');
+            piece = esc, plen = 2;
+        } else if (cp < 0x20 || (cp >= 0x7F && cp < 0xA0) || cp == 0xFFFD) {
+            /* control characters, and bytes that are not UTF-8 (decoded as U+FFFD) */
+            plen = (size_t)snprintf(esc, sizeof esc, "\\u{%x}", (unsigned)cp);
+            piece = esc;
+        }
+        if (o + plen >= size) break; /* what fits is kept, never half a character */
+        memcpy(dst + o, piece, plen);
+        o += plen;
+        i += len;
+    }
+    dst[o] = '\0';
 }
 
 void df__session_escape_into(char *dst, size_t size, const char *text) {

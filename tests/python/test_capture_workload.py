@@ -151,8 +151,12 @@ def test_an_interrupted_wrapper_stops_the_workload_and_returns_its_signal_status
                                                                                 sig, code):
     marker = tmp_path / "activated"
     wl = workload(tmp_path, preview_body(table, f"open({str(marker)!r}, 'w').close()\ntime.sleep(60)\n"))
+    # A test run started in the background of a non-interactive shell inherits
+    # SIGINT ignored, which the wrapper rightly leaves ignored: start it with
+    # the default disposition, as a terminal would.
     p = subprocess.Popen([capture_workload, "--output", str(tmp_path / "i.pftrace"), "--", sys.executable, str(wl)],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 60
     while not marker.exists() and time.monotonic() < deadline:
         time.sleep(0.05)

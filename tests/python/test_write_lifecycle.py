@@ -271,3 +271,36 @@ def test_parallel_connections_are_validated(source):
             assert (e.value.phase, e.value.kind) == ("config", "invalid_option_value")
         with pytest.raises(TypeError):
             t.write_to_mssql(schema="dbo", table="target", load_mode="replace", parallel_connections=True)
+
+
+def test_concurrent_appends_into_one_table_both_pass_validation(source):
+    """Validation counts the rows each append inserted (the server's bulk row counts), not the table's growth,
+    so two appends running at once into one table both succeed and the table holds both loads."""
+    import threading
+    with Peer() as peer:
+        _seed(peer)
+        results, errors = [None, None], [None, None]
+        start = threading.Barrier(2)
+
+        def load(i):
+            s, t = _session(peer, source)
+            start.wait()
+            try:
+                results[i] = t.write_to_mssql(schema="dbo", table="target", load_mode="append_existing")
+            except Exception as e:  # noqa: BLE001 - reported by the assertions below
+                errors[i] = e
+
+        threads = [threading.Thread(target=load, args=(i,)) for i in range(2)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join(timeout=300)
+        assert errors == [None, None], [str(e) for e in errors if e]
+        for r in results:
+            assert r["validation_status"] == {"kind": "passed", "reason": None}
+            assert r["output_row_count"] == {"kind": "exact", "value": ROWS}
+        assert len(_contents(peer)) == 2 * ROWS + len(OLD)
+        # the loads overlapped: for one of them the table grew by more than its own rows (the other's commit
+        # fell between its counts), which is what the old after - before comparison refused
+        growth = [r["target_row_count"]["value"] - r["target_row_count_before_write"]["value"] for r in results]
+        assert max(growth) == 2 * ROWS, growth

@@ -28,7 +28,8 @@ DF_TEST(conninfo_defaults_and_synonyms) {
     DF_ASSERT_EQ_INT(df_mssql_conninfo_port(ci), 14330);
     DF_ASSERT_EQ_STR(df_mssql_conninfo_user(ci), "sa");
     DF_ASSERT_EQ_STR(df_mssql_conninfo_database(ci), "sales");
-    DF_ASSERT_EQ_INT(df_mssql_conninfo_encrypt(ci), DF_MSSQL_ENCRYPT_LOGIN_ONLY);
+    /* the whole session is encrypted unless the string opts out */
+    DF_ASSERT_EQ_INT(df_mssql_conninfo_encrypt(ci), DF_MSSQL_ENCRYPT_ON);
     DF_ASSERT(!df_mssql_conninfo_trust_server_certificate(ci));
     df_mssql_conninfo_free(ci);
     DF_ASSERT_OK(df_mssql_conninfo_parse("uid=u; pwd = {a;b}} c} ;database=d;server=h;encrypt=strict;TrustServerCertificate=YES", &ci, &err), &err);
@@ -68,6 +69,63 @@ DF_TEST(conninfo_errors_never_echo_secrets) {
     DF_ASSERT_KIND(df_mssql_conninfo_parse("TrustServerCertificate=true;TrustServerCertificateCA=/x.pem", &ci, &err),
                    DF_ERR_MSSQL_CONNECTION_STRING);
     DF_ASSERT_KIND(df_mssql_conninfo_parse("Integrated Security=SSPI", &ci, &err), DF_ERR_UNSUPPORTED);
+    df_error_clear(&err);
+}
+
+/* Unknown keys are refused by name (SqlClient does so too), so a misspelt key never silently keeps a default. */
+DF_TEST(conninfo_refuses_unknown_keys_by_name) {
+    for (int scrambled = 0; scrambled < 2; scrambled++) {
+        df_test_scramble_messages(scrambled);
+        df_error err = {0};
+        df_mssql_conninfo *ci = (df_mssql_conninfo *)1;
+        DF_ASSERT_KIND(df_mssql_conninfo_parse("Password=hunter2;Server=h;Encrpyt=no", &ci, &err),
+                       DF_ERR_MSSQL_CONNECTION_STRING);
+        DF_ASSERT(ci == NULL);
+        if (!scrambled) {
+            DF_ASSERT(strstr(err.message, "'Encrpyt'") != NULL);
+            DF_ASSERT(strstr(err.message, "hunter2") == NULL);
+            DF_ASSERT(strstr(err.message, "Server=") == NULL);
+        }
+        /* a password with an unquoted ';' splits there: what follows is part of the secret, never shown */
+        DF_ASSERT_KIND(df_mssql_conninfo_parse("uid=sa;pwd=abc;hunter2=x", &ci, &err), DF_ERR_MSSQL_CONNECTION_STRING);
+        DF_ASSERT(strstr(err.message, "hunter2") == NULL);
+        DF_ASSERT_KIND(df_mssql_conninfo_parse("pwd=abc;secret-tail", &ci, &err), DF_ERR_MSSQL_CONNECTION_STRING);
+        DF_ASSERT(strstr(err.message, "secret") == NULL);
+        df_error_clear(&err);
+    }
+    df_test_scramble_messages(false);
+}
+
+/* SqlClient's synonyms, any case, spaces and underscores; keys without effect here are accepted and listed. */
+DF_TEST(conninfo_synonyms_and_keys_without_effect) {
+    df_error err = {0};
+    df_mssql_conninfo *ci;
+    const char *strings[] = {
+        "Data Source=a,1;UID=u1;PWD=p1;Initial Catalog=d1",
+        "ADDRESS=a,1;User=u1;password=p1;DATABASE=d1",
+        "addr=a,1;User ID=u1;Pwd=p1;database_name=d1",
+        "Network Address=a,1;user_id=u1;PASSWORD=p1;initialcatalog=d1",
+    };
+    for (int i = 0; i < 4; i++) {
+        DF_ASSERT_OK(df_mssql_conninfo_parse(strings[i], &ci, &err), &err);
+        DF_ASSERT_EQ_STR(df_mssql_conninfo_host(ci), "a");
+        DF_ASSERT_EQ_INT(df_mssql_conninfo_port(ci), 1);
+        DF_ASSERT_EQ_STR(df_mssql_conninfo_user(ci), "u1");
+        DF_ASSERT_EQ_STR(ci->password, "p1");
+        DF_ASSERT_EQ_STR(df_mssql_conninfo_database(ci), "d1");
+        DF_ASSERT_EQ_STR(df_mssql_conninfo_ignored_keys(ci), "");
+        df_mssql_conninfo_free(ci);
+    }
+    DF_ASSERT_OK(df_mssql_conninfo_parse("server=h;Pooling=false;Max Pool Size=10;MultipleActiveResultSets=True;"
+                                         "Connect Retry Count=3;persist security info=False;pooling=true;"
+                                         "Workstation ID=ws1;Application Intent=ReadOnly;Authentication=SqlPassword",
+                                         &ci, &err), &err);
+    DF_ASSERT_EQ_STR(df_mssql_conninfo_ignored_keys(ci),
+                     "Pooling, Max Pool Size, MultipleActiveResultSets, Connect Retry Count, Persist Security Info");
+    DF_ASSERT_EQ_STR(ci->workstation, "ws1");
+    DF_ASSERT(ci->read_only);
+    df_mssql_conninfo_free(ci);
+    DF_ASSERT_KIND(df_mssql_conninfo_parse("Authentication=ActiveDirectoryPassword", &ci, &err), DF_ERR_UNSUPPORTED);
     df_error_clear(&err);
 }
 
@@ -282,6 +340,7 @@ typedef struct fake_server {
     df_buf bulk;            /* the last BULK_LOAD message received */
     char insert_bulk[1024]; /* the last SQL batch text (ASCII part) */
     int64_t rows;           /* rows decoded from the bulk message */
+    bool login7;            /* a LOGIN7 message arrived */
 } fake_server;
 
 static void send_reply(df__tds_io *io, const df_buf *tokens) {
@@ -302,7 +361,7 @@ static void *fake_server_run(void *arg) {
     static const uint8_t pre[] = {0, 0, 11, 0, 6, 1, 0, 17, 0, 1, 0xFF, 15, 0, 7, 0xD0, 0, 0, 2};
     df__tds_io_send_message(io, TDS_PKT_REPLY, pre, sizeof pre, NULL);
     /* LOGIN7 → LOGINACK + DONE */
-    df__tds_io_read_message(io, &type, &status, &msg, 65536, NULL);
+    fs->login7 = df__tds_io_read_message(io, &type, &status, &msg, 65536, NULL) == DF_OK && type == TDS_PKT_LOGIN7;
     static const uint8_t ack[] = {TDS_TOK_LOGINACK, 10, 0, 1, 0x74, 0, 0, 4, 0, 15, 0, 7, 0xD0};
     df_buf_append(&reply, ack, sizeof ack, NULL);
     put_done(&reply, TDS_TOK_DONE, 0, 0);
@@ -982,6 +1041,51 @@ static int closed_port(void) {
     getsockname(fd, (struct sockaddr *)&a, &l);
     close(fd);
     return ntohs(a.sin_port);
+}
+
+/*
+ * Encryption is mandatory by default: a server answering ENCRYPT_NOT_SUP
+ * (as anyone in the path could) is refused before the login, so the
+ * password never leaves in clear text; Encrypt=optional opts out.
+ */
+DF_TEST(default_encryption_refuses_a_server_without_tls_before_the_login) {
+    for (int scrambled = 0; scrambled < 2; scrambled++) {
+        df_test_scramble_messages(scrambled);
+        fake_server fs;
+        pthread_t th;
+        fake_server_start(&fs, &th);
+        char cs[128];
+        snprintf(cs, sizeof cs, "server=127.0.0.1,%d;uid=u;pwd=hunter2", fs.port);
+        df_mssql_conn *c = NULL;
+        df_error err = {0};
+        DF_ASSERT_KIND(df_mssql_connect_string(cs, &c, &err), DF_ERR_MSSQL_TLS);
+        DF_ASSERT(c == NULL);
+        DF_ASSERT_EQ_INT(err.subkind, DF_ERR_MSSQL_ENCRYPTION_NOT_SUPPORTED);
+        DF_ASSERT_EQ_STR(err.phase, "connect");
+        if (!scrambled) {
+            DF_ASSERT(strstr(err.message, "Encrypt=optional") != NULL);
+            DF_ASSERT(strstr(err.message, "hunter2") == NULL);
+        }
+        pthread_join(th, NULL);
+        DF_ASSERT(!fs.login7);
+        close(fs.listen_fd);
+        df_buf_free(&fs.bulk);
+        df_error_clear(&err);
+        /* Encrypt=optional (and its synonyms no/false) keeps login-only behaviour: plaintext here */
+        const char *optout[] = {"optional", "no", "False"};
+        for (int i = 0; i < 3; i++) {
+            fake_server_start(&fs, &th);
+            snprintf(cs, sizeof cs, "server=127.0.0.1,%d;uid=u;pwd=p;Encrypt=%s", fs.port, optout[i]);
+            DF_ASSERT_OK(df_mssql_connect_string(cs, &c, &err), &err);
+            DF_ASSERT_EQ_STR(df_mssql_encryption(c), "none");
+            df_mssql_close(c);
+            pthread_join(th, NULL);
+            DF_ASSERT(fs.login7);
+            close(fs.listen_fd);
+            df_buf_free(&fs.bulk);
+        }
+    }
+    df_test_scramble_messages(false);
 }
 
 /* Which connect step failed is a subkind of DF_ERR_MSSQL_CONNECT (the writer names the step from it). */

@@ -246,6 +246,22 @@ DF_TEST(escaping_follows_rust_escape_default) {
     df_buf_free(&b);
 }
 
+/* A failed stage's cause: one line, escaped once; quotes, backslashes and letters stay as they are. */
+DF_TEST(cause_escaping_touches_only_control_characters_once) {
+    char out[64];
+    df__session_escape_controls_into(out, sizeof out, "Login failed for user 'sa'.\n\t\x01\xe2\x82\xac\\\xff");
+    DF_ASSERT_EQ_STR(out, "Login failed for user 'sa'.\\n\\t\\u{1}\xe2\x82\xac\\\\u{fffd}");
+    char again[64];
+    df__session_escape_controls_into(again, sizeof again, out);
+    DF_ASSERT_EQ_STR(again, out);
+    /* truncation never cuts an escape or a character in half */
+    char small[6];
+    df__session_escape_controls_into(small, sizeof small, "abcd\n");
+    DF_ASSERT_EQ_STR(small, "abcd");
+    df__session_escape_controls_into(small, sizeof small, "abc\xe2\x82\xac");
+    DF_ASSERT_EQ_STR(small, "abc");
+}
+
 DF_TEST(logging_filters_follow_the_reference_syntax) {
     const char *good[] = {"delta_funnel=info,arrow_sql_server=info", "debug", "3", "delta_funnel",
                           "tiberius_raw_bulk::protocol=trace, object_store=DEBUG", "x[span{a=1}]=warn", ",,", ""};
