@@ -45,7 +45,7 @@ df_errkind df__wrun_finalize_step(df_wrun *r, df_error *err) {
         df_wpool *p = r->pool;
         r->pool = NULL;
         df__wpool_enter(p); /* ... and for the finalization while they finish their loads */
-        k = df__wpool_finish(p, &server_rows, err);
+        k = df__wpool_finish(p, r->opts->cancel, &server_rows, err);
         if (k == DF_ERR_VALUE_CONVERSION) {
             /* A worker rejected a value: report it as the batch write it was. */
             const char *code = df__wrun_conversion_code(err);

@@ -125,6 +125,7 @@ static df_errkind run_lifecycle(df_wrun *r, df_error *err) {
         df__wcancel_watch(&r->watcher, r->conn);
         DF_TRY(df__wrun_prepare_step(r, err));
         DF_TRY(df__wrun_init_step(r, err));
+        df__wcancel_bulk(&r->watcher, true);
     }
     df__stage_run_label(&r->stages, bench ? "Preparing data stream" : "Writing to SQL Server");
     df_diag_span sw = df_diag_stage_begin(r->ctx->op, DF_DIAG_STAGE_STREAM_AND_WRITE_BATCHES, r->ctx->owner);
@@ -145,6 +146,7 @@ static df_errkind run_lifecycle(df_wrun *r, df_error *err) {
     if (k != DF_OK || bench) return k;
     DF_TRY(check_cancel(r, WSTEP_FINALIZE, err));
     DF_TRY(df__wrun_finalize_step(r, err));
+    df__wcancel_bulk(&r->watcher, false); /* the bulk load is done: statements are cancelled with ATTENTION again */
     DF_TRY(df__wrun_validation_step(r, err));
     /* Past this point the load is published as a whole: no cancel halfway through the swap. */
     df__wcancel_stop(&r->watcher);

@@ -9,7 +9,10 @@
  * load's connection to cancel (df_mssql_cancel: the waiting call sends
  * ATTENTION and returns DF_ERR_CANCELLED once the server acknowledged).  The
  * client clears a connection's cancel request when a statement starts, so
- * the watcher repeats it every poll until it is stopped.  It is stopped
+ * the watcher repeats it every poll until it is stopped.  While a bulk load
+ * streams on the connection ATTENTION would queue behind every row already
+ * sent (megabytes in socket buffers), so then the watcher shuts the socket
+ * instead; cleanup reconnects, as after any lost connection.  It is stopped
  * before the swap (a publish is not interrupted halfway) and before cleanup
  * (which must run its ROLLBACK and DROP on the same connection).
  */
@@ -25,7 +28,10 @@ static void *watch_main(void *arg) {
     df__wcancel *w = arg;
     pthread_mutex_lock(&w->mu);
     while (!w->stop) {
-        if (atomic_load_explicit(w->flag, memory_order_relaxed) && w->conn) df_mssql_cancel(w->conn);
+        if (atomic_load_explicit(w->flag, memory_order_relaxed) && w->conn) {
+            if (w->bulk) df_mssql_shutdown(w->conn);
+            else df_mssql_cancel(w->conn);
+        }
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
         ts.tv_nsec += WATCH_NS;
@@ -59,6 +65,13 @@ void df__wcancel_watch(df__wcancel *w, df_mssql_conn *conn) {
     if (!w->running) return;
     pthread_mutex_lock(&w->mu);
     w->conn = conn;
+    pthread_mutex_unlock(&w->mu);
+}
+
+void df__wcancel_bulk(df__wcancel *w, bool bulk) {
+    if (!w->running) return;
+    pthread_mutex_lock(&w->mu);
+    w->bulk = bulk;
     pthread_mutex_unlock(&w->mu);
 }
 

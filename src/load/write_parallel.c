@@ -20,7 +20,9 @@
 
 #include "diag/diag.h"
 
+#include <errno.h>
 #include <pthread.h>
+#include <time.h>
 
 #define QUEUE_CAP 8
 
@@ -235,8 +237,39 @@ static void pool_free(df_wpool *p, bool discard) {
     df_free(p);
 }
 
-df_errkind df__wpool_finish(df_wpool *p, int64_t *rows, df_error *err) {
-    join(p); /* the workers drain the queue and finish their loads */
+/*
+ * Joins the workers after the queue was closed; once *cancel is set the
+ * sockets are shut so that workers waiting for a busy server to take the
+ * rows already sent (megabytes sit in socket buffers) fail at once.
+ */
+static void join_cancellable(df_wpool *p, const _Atomic bool *cancel) {
+    pthread_mutex_lock(&p->mu);
+    p->closed = true;
+    pthread_cond_broadcast(&p->not_empty);
+    pthread_mutex_unlock(&p->mu);
+    bool shut = false;
+    for (int i = 0; i < p->nworkers; i++) {
+        if (!p->w[i].started) continue;
+        for (;;) {
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            ts.tv_nsec += 20000000L;
+            if (ts.tv_nsec >= 1000000000L) {
+                ts.tv_sec++;
+                ts.tv_nsec -= 1000000000L;
+            }
+            if (pthread_timedjoin_np(p->w[i].thread, NULL, &ts) != ETIMEDOUT) break;
+            if (!shut && cancel && atomic_load(cancel)) {
+                for (int j = 0; j < p->nworkers; j++) df_mssql_shutdown(p->w[j].conn);
+                shut = true;
+            }
+        }
+        p->w[i].started = false;
+    }
+}
+
+df_errkind df__wpool_finish(df_wpool *p, const _Atomic bool *cancel, int64_t *rows, df_error *err) {
+    join_cancellable(p, cancel); /* the workers drain the queue and finish their loads */
     df_errkind k = DF_OK;
     *rows = 0;
     if (p->failed) {

@@ -33,6 +33,7 @@ typedef struct df__wcancel {
     pthread_cond_t cv;               /* wakes the watcher to stop */
     df_mssql_conn *conn;             /* the connection to cancel (borrowed), NULL before connect */
     bool stop;                       /* the watcher should end */
+    bool bulk;                       /* a bulk load streams on conn: shut its socket instead of ATTENTION */
 } df__wcancel;
 
 /* Everything one output's execution holds. */
@@ -113,6 +114,8 @@ df_errkind df__wrun_plan_steps(df_wrun *r, df_error *err);
 void df__wcancel_start(df__wcancel *w, const _Atomic bool *flag);
 void df__wcancel_watch(df__wcancel *w, df_mssql_conn *conn);
 void df__wcancel_stop(df__wcancel *w);
+/* Marks whether a bulk load streams on the watched connection (from writer initialisation to finalize). */
+void df__wcancel_bulk(df__wcancel *w, bool bulk);
 /* True once the caller's cancel flag is set. */
 bool df__wrun_cancelled(const df_wrun *r);
 
