@@ -295,6 +295,15 @@ df_errkind df_table_arrow_schema(df_table *table, struct ArrowSchema *out, df_er
  * alive and may be consumed from any thread.
  */
 df_errkind df_table_execute_arrow(df_table *table, int64_t limit, struct ArrowArrayStream *out, df_error *err);
+/*
+ * After get_next of a stream from df_table_execute_arrow* failed: copies the
+ * whole failure (kind, phase, subkind, code, offset, origin, context) into
+ * *err and returns its kind, where get_last_error only has text ("[phase/kind]
+ * message", for consumers that only see the C stream).  Returns
+ * DF_OK, leaving *err alone, when `stream` has not failed, is released or
+ * was not made by this library.
+ */
+df_errkind df_arrow_stream_error(const struct ArrowArrayStream *stream, df_error *err);
 
 /*
  * As df_table_execute_arrow, stoppable from any thread: once *cancel is
@@ -305,15 +314,6 @@ df_errkind df_table_execute_arrow(df_table *table, int64_t limit, struct ArrowAr
 df_errkind df_table_execute_arrow_cancellable(df_table *table, int64_t limit, const _Atomic bool *cancel,
                                               struct ArrowArrayStream *out, df_error *err);
 
-/*
- * Copies the error that ended a stream made by df_table_execute_arrow*
- * into *out (the caller clears it with df_error_clear): its kind, phase,
- * message and the other fields, so hosts can raise it as it was.  Returns
- * false (and leaves *out alone) when the stream has not failed or was not
- * made here.  The stream's get_last_error() is the same error as one line,
- * "[phase/kind] message", for consumers that only see the C stream.
- */
-bool df_arrow_stream_error(const struct ArrowArrayStream *stream, df_error *out);
 
 /* ------------------------------------------------------------------------ */
 /* Previews                                                                  */

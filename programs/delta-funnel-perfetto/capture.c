@@ -428,8 +428,15 @@ static void supervise(run *r) {
 
 /* Copies src to a new file dst (O_EXCL, 0600); 0 or an errno. */
 static int copy_new(const char *src, const char *dst) {
-    int in = open(src, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    /* Without O_NONBLOCK a FIFO in place of the trace would block here; only a regular file is copied. */
+    int in = open(src, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
     if (in < 0) return errno;
+    struct stat ist;
+    int fl = fstat(in, &ist) == 0 && S_ISREG(ist.st_mode) ? fcntl(in, F_GETFL) : -1;
+    if (fl < 0 || fcntl(in, F_SETFL, fl & ~O_NONBLOCK) < 0) {
+        close(in);
+        return EINVAL;
+    }
     int out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (out < 0) {
         int e = errno;

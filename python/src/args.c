@@ -137,10 +137,33 @@ int df_py_opt_str(PyObject *obj, const char **out) {
     return df_py_req_str(obj, out);
 }
 
+int df_py_refuse_nul(void) {
+    /* The module state is found through the module object of this interpreter, so the callers need
+     * not carry it. */
+    PyObject *module = PyImport_ImportModule("deltafunnel._native");
+    df_py_state *st = module ? df_py_state_of_module(module) : NULL;
+    Py_XDECREF(module);
+    if (st) df_py_raise_simple(st, DF_ERR_INVALID_ARGUMENT, "a string argument contains a NUL character");
+    return -1;
+}
+
+int df_py_utf8(PyObject *obj, const char **out) {
+    Py_ssize_t len = 0;
+    *out = PyUnicode_AsUTF8AndSize(obj, &len);
+    if (!*out) return -1;
+    /* The library takes NUL-terminated strings: an embedded NUL would cut the value short
+     * silently (SQL text, names, modes), so it is refused instead. */
+    if (strlen(*out) != (size_t)len) {
+        *out = NULL;
+        return df_py_refuse_nul();
+    }
+    return 0;
+}
+
 int df_py_req_str(PyObject *obj, const char **out) {
+    *out = NULL;
     if (!PyUnicode_Check(obj)) return df_py_type_error(obj, "str");
-    *out = PyUnicode_AsUTF8(obj);
-    return *out ? 0 : -1;
+    return df_py_utf8(obj, out);
 }
 
 int df_py_usize(PyObject *obj, int64_t *out) {
@@ -213,13 +236,16 @@ int df_py_to_value(PyObject *obj, df_value *out, df_py_value_pool *pool, int dep
         return 0;
     }
     if (PyUnicode_Check(obj)) {
-        const char *s = PyUnicode_AsUTF8(obj);
+        Py_ssize_t len = 0;
+        const char *s = PyUnicode_AsUTF8AndSize(obj, &len);
         if (!s) {
             /* Lone surrogates cannot be UTF-8: treat as an unusable value. */
             PyErr_Clear();
             out->kind = DF_VALUE_OTHER;
             return 0;
         }
+        /* df_value strings are NUL-terminated: a value with a NUL in it would be read cut short. */
+        if (strlen(s) != (size_t)len) return df_py_refuse_nul();
         *out = df_value_str(s);
         return 0;
     }

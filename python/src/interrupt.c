@@ -345,7 +345,7 @@ PyObject *df_py_stream_raise(df_py_state *st, void *handle) {
     }
     df_error err;
     memset(&err, 0, sizeof err);
-    if (!df_arrow_stream_error(&s->inner, &err)) return NULL; /* not ours: the consumer's error stands */
+    if (df_arrow_stream_error(&s->inner, &err) == DF_OK) return NULL; /* not ours: the consumer's error stands */
     PyErr_Clear();
     return df_py_raise(st, &err);
 }

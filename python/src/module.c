@@ -170,7 +170,7 @@ static PyObject *init_perfetto(PyObject *module, PyObject *const *args, Py_ssize
     }
     const char *text[6] = {NULL};
     for (int i = 0; i < 6 && !PyErr_Occurred(); i++)
-        if (values[i] && !(text[i] = PyUnicode_AsUTF8(values[i]))) break;
+        if (values[i] && df_py_utf8(values[i], &text[i]) < 0) break;
     df_perfetto_handshake h = {text[0], text[1], text[2], text[3], text[4], text[5]};
     df_error err;
     memset(&err, 0, sizeof err);

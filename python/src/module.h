@@ -81,6 +81,13 @@ int df_py_strict_bool(PyObject *obj, int *value);
 /* None -> NULL; str -> UTF-8 (borrowed from obj); else TypeError.  Returns 0 / -1. */
 int df_py_opt_str(PyObject *obj, const char **out);
 int df_py_req_str(PyObject *obj, const char **out);
+/*
+ * UTF-8 of a str (borrowed from obj) that holds no NUL character: a string
+ * with one raises DeltaFunnelError kind invalid_argument rather than being
+ * cut at the NUL.  df_py_refuse_nul raises that error; both return 0 / -1.
+ */
+int df_py_utf8(PyObject *obj, const char **out);
+int df_py_refuse_nul(void);
 /* A machine-size unsigned count with Python's index rules (limit arguments). */
 int df_py_usize(PyObject *obj, int64_t *out);
 

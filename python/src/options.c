@@ -236,12 +236,12 @@ static PyObject *file_path(df_py_state *st, PyObject *obj, const char *param) {
     PyObject *fs = PyOS_FSPath(obj);
     if (!fs) return NULL;
     if (PyBytes_Check(fs)) {
-        PyObject *dec = PyUnicode_DecodeFSDefault(PyBytes_AS_STRING(fs));
+        PyObject *dec = PyUnicode_DecodeFSDefaultAndSize(PyBytes_AS_STRING(fs), PyBytes_GET_SIZE(fs));
         Py_SETREF(fs, dec);
         if (!fs) return NULL;
     }
-    const char *s = PyUnicode_AsUTF8(fs);
-    if (!s) {
+    const char *s = NULL;
+    if (df_py_utf8(fs, &s) < 0) {
         Py_DECREF(fs);
         return NULL;
     }

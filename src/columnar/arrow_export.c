@@ -7,6 +7,7 @@
  * copies (format strings and names owned by the private data).
  */
 #include "columnar/columnar.h"
+#include "deltafunnel/deltafunnel.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -202,8 +203,8 @@ df_errkind df_arrow_export_batch(df_batch *b, struct ArrowArray *out, df_error *
 typedef struct stream_private {
     df_batch_stream *stream;   /* owned; NULL once finished */
     df_schema *schema;         /* owned reference */
-    char last_error[DF_ERROR_MESSAGE_SIZE + 64];
-    df_error error;            /* what ended the stream (kind DF_OK until then), for hosts that raise it */
+    char last_error[DF_ERROR_MESSAGE_SIZE + 64];   /* "[phase/kind] message" for get_last_error */
+    df_error err;              /* the failure behind last_error, whole, for df_arrow_stream_error */
 } stream_private;
 
 static int stream_get_schema(struct ArrowArrayStream *s, struct ArrowSchema *out) {
@@ -211,7 +212,7 @@ static int stream_get_schema(struct ArrowArrayStream *s, struct ArrowSchema *out
     df_error err = {0};
     if (df_arrow_export_schema(p->schema, out, &err) != DF_OK) {
         snprintf(p->last_error, sizeof p->last_error, "%s", err.message);
-        df_error_clear(&err);
+        df_error_move(&p->err, &err);
         return ENOMEM;
     }
     return 0;
@@ -242,11 +243,10 @@ static int stream_get_next(struct ArrowArrayStream *s, struct ArrowArray *out) {
         /*
          * Keep the kind and phase so consumers that only see the message
          * (pyarrow, DuckDB) can tell failures apart; hosts read the error
-         * itself through df_arrow_export_stream_error.
+         * itself through df_arrow_stream_error.
          */
         snprintf(p->last_error, sizeof p->last_error, "[%s/%s] %s", err.phase, df_errkind_name(k), err.message);
-        df_error_clear(&p->error);
-        df_error_move(&p->error, &err);
+        df_error_move(&p->err, &err);
         df_batch_stream_close(p->stream);
         p->stream = NULL;
         return k == DF_ERR_OUT_OF_MEMORY ? ENOMEM : EIO;
@@ -264,24 +264,25 @@ static void stream_release(struct ArrowArrayStream *s) {
     stream_private *p = s->private_data;
     df_batch_stream_close(p->stream);
     df_schema_release(p->schema);
-    df_error_clear(&p->error);
+    df_error_clear(&p->err);
     df_free(p);
     s->release = NULL;
 }
 
-bool df_arrow_export_stream_error(const struct ArrowArrayStream *s, df_error *out) {
-    if (!s || !s->release || s->get_next != stream_get_next) return false;
-    const stream_private *p = s->private_data;
-    if (p->error.kind == DF_OK) return false;
-    df_error_clear(out);
-    df_error_set(out, p->error.kind, "%s", p->error.message);
-    df_error_set_phase(out, p->error.phase);
-    df_error_set_origin(out, p->error.origin);
-    df_error_set_code(out, p->error.code);
-    df_error_set_offset(out, p->error.offset);
-    df_error_set_subkind(out, p->error.subkind);
-    if (p->error.context) df_error_set_context(out, p->error.context);
-    return true;
+df_errkind df_arrow_stream_error(const struct ArrowArrayStream *s, df_error *err) {
+    /* Only our own streams carry a df_error; the callback identifies them. */
+    if (!s || !s->release || s->get_next != stream_get_next || !s->private_data) return DF_OK;
+    const df_error *e = &((const stream_private *)s->private_data)->err;
+    if (e->kind == DF_OK) return DF_OK;
+    if (!err) return e->kind;
+    df_error_set(err, e->kind, "%s", e->message);
+    df_error_set_phase(err, e->phase);
+    df_error_set_origin(err, e->origin);
+    df_error_set_code(err, e->code);
+    df_error_set_offset(err, e->offset);
+    df_error_set_subkind(err, e->subkind);
+    if (e->context) df_error_set_context(err, e->context);
+    return e->kind;
 }
 
 df_errkind df_arrow_export_stream(df_batch_stream *stream, struct ArrowArrayStream *out, df_error *err) {

@@ -415,12 +415,6 @@ df_errkind df_arrow_export_vec(df_vec *v, struct ArrowArray *out, df_error *err)
 df_errkind df_arrow_export_batch(df_batch *b, struct ArrowArray *out, df_error *err);
 /* Wraps a stream as an ArrowArrayStream; takes ownership of `stream` (also on failure). */
 df_errkind df_arrow_export_stream(df_batch_stream *stream, struct ArrowArrayStream *out, df_error *err);
-/*
- * Copies the error that ended a stream made by df_arrow_export_stream into
- * *out (the caller clears it); false when the stream has not failed or was
- * made elsewhere (its get_next is not ours).
- */
-bool df_arrow_export_stream_error(const struct ArrowArrayStream *stream, df_error *out);
 /* Imports a schema (consumer side); the ArrowSchema is not released. */
 df_errkind df_arrow_import_schema(const struct ArrowSchema *in, df_schema **out, df_error *err);
 /* Imports a struct array as a batch of `schema`; moves the array in (it is released when the batch dies). */

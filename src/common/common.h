@@ -396,4 +396,27 @@ static inline void df_store_le16(void *p, uint16_t v) { memcpy(p, &v, 2); }
 static inline void df_store_le32(void *p, uint32_t v) { memcpy(p, &v, 4); }
 static inline void df_store_le64(void *p, uint64_t v) { memcpy(p, &v, 8); }
 
+/* ------------------------------------------------------------------------ */
+/* Opening input files.                                                      */
+
+/*
+ * Opens `path` read-only as a regular file and returns its descriptor in
+ * *fd (and its status in *st when `st` is not NULL).  The open uses
+ * O_NONBLOCK, so that a FIFO in place of a file cannot wait forever for a
+ * writer, plus O_CLOEXEC, O_NOCTTY and `extra_flags` (O_NOFOLLOW where a
+ * symlink must not be followed); the descriptor is then fstat'ed, anything
+ * but a regular file (FIFO, socket, device, directory) is refused, and
+ * O_NONBLOCK is cleared again so later reads behave normally.
+ *
+ * Returns 0 on success; an errno value when open, fstat or fcntl failed
+ * (nothing is left open); or -1 when `path` names something other than a
+ * regular file (nothing is left open; *st, when given, says what it is,
+ * for df_file_kind_name).  Records no df_error: callers choose the kind
+ * and whether the path may be named.
+ */
+struct stat;
+int df_file_open_regular(const char *path, int extra_flags, int *fd, struct stat *st);
+/* "a FIFO", "a directory", "a socket", ... for an st_mode (never NULL). */
+const char *df_file_kind_name(unsigned mode);
+
 #endif

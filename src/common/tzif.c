@@ -11,8 +11,10 @@
  */
 #include "common/tzif.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #define MAX_TZIF_BYTES (1u << 20)
 #define MAX_TRANSITIONS 100000
@@ -344,15 +346,22 @@ static df_errkind load_zoneinfo(const char *name, df_tz **out, df_error *err) {
     const char *dir = getenv("TZDIR");
     char path[512];
     snprintf(path, sizeof path, "%s/%s", dir && *dir ? dir : "/usr/share/zoneinfo", name);
-    FILE *f = fopen(path, "rb");
-    if (!f) return df_error_set(err, DF_ERR_UNSUPPORTED, "unknown time zone");
+    /* TZDIR comes from the environment: a FIFO there must not block, and a directory is no zone. */
+    int fd;
+    if (df_file_open_regular(path, 0, &fd, NULL) != 0) return df_error_set(err, DF_ERR_UNSUPPORTED, "unknown time zone");
     uint8_t *data = df_malloc(MAX_TZIF_BYTES);
     if (!data) {
-        fclose(f);
+        close(fd);
         return DF_OOM(err);
     }
-    size_t len = fread(data, 1, MAX_TZIF_BYTES, f);
-    fclose(f);
+    size_t len = 0;
+    while (len < MAX_TZIF_BYTES) {
+        ssize_t n = read(fd, data + len, MAX_TZIF_BYTES - len);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        len += (size_t)n;
+    }
+    close(fd);
     df_errkind k = df__tz_parse_tzif(data, len, out, err);
     df_free(data);
     return k;

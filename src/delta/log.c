@@ -8,7 +8,9 @@
  * (N.checkpoint.<uuid>.json|parquet).  Compacted logs (N.M.compacted.json),
  * checksums (.crc), `_last_checkpoint` and anything else are ignored: the
  * listing alone decides, so a corrupt or stale `_last_checkpoint` cannot
- * mislead us.
+ * mislead us.  An entry named like a commit or checkpoint that is not a
+ * regular file (a FIFO, socket or device) is refused with DF_ERR_NOT_FILE
+ * at listing time, before anything tries to read (and block on) it.
  *
  * The snapshot at version V starts from the newest complete checkpoint at or
  * below V and needs every commit after it up to V; a missing commit is a gap
@@ -229,6 +231,12 @@ df_errkind df__delta_segment_build(df_store *store, int64_t version, int64_t bel
         int32_t part, nparts;
         bool is_json;
         df__delta_log_kind kind = df__delta_log_classify(entries[i].path, &v, &part, &nparts, &is_json);
+        if (kind != DF_DELTA_LOG_OTHER && entries[i].is_special) {
+            /* A FIFO named like a commit would block its reader; a socket or device is no log file either. */
+            k = df_error_set(err, DF_ERR_NOT_FILE, "Delta log entry _delta_log/%s of %s is %s, not a regular file",
+                             entries[i].path, store->root, df_file_kind_name(entries[i].mode));
+            break;
+        }
         if (kind == DF_DELTA_LOG_COMMIT) k = add_commit(&st, v, err);
         else if (kind != DF_DELTA_LOG_OTHER) k = add_checkpoint(&st, v, kind, part, nparts, is_json, i, err);
     }

@@ -204,8 +204,9 @@ static void open_dwarf(file_entry *f) {
     const char *paths[2] = {f->debug_requested ? f->debug_path : NULL, f->path};
     for (int i = 0; i < 2 && !f->dwarf; i++) {
         if (!paths[i]) continue;
-        int fd = open(paths[i], O_RDONLY | O_CLOEXEC);
-        if (fd < 0) continue;
+        /* Module and debug paths come from the process's mappings and the user: regular files only. */
+        int fd;
+        if (df_file_open_regular(paths[i], 0, &fd, NULL) != 0) continue;
         Dwarf *d = dwarf_begin(fd, DWARF_C_READ);
         if (d) {
             f->dwarf = d;
@@ -267,8 +268,8 @@ static char *debuginfod_fetch(const uint8_t *id, size_t len) {
 #ifdef DF_HAVE_LIBDW
 /* True if the file itself carries DWARF line tables. */
 static bool has_own_dwarf(const char *path) {
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return false;
+    int fd;
+    if (df_file_open_regular(path, 0, &fd, NULL) != 0) return false;
     Dwarf *d = dwarf_begin(fd, DWARF_C_READ);
     bool ok = d != NULL;
     if (d) dwarf_end(d);
@@ -306,8 +307,8 @@ static void load_file(file_entry *f) {
             n += snprintf(path + n, sizeof path - (size_t)n, "%02x", id[i]);
         if (n > 0 && (size_t)n + 7 < sizeof path) {
             memcpy(path + n, ".debug", 7);
-            int fd = open(path, O_RDONLY | O_CLOEXEC);
-            if (fd >= 0) {
+            int fd;
+            if (df_file_open_regular(path, 0, &fd, NULL) == 0) {
                 close(fd);
                 attach_debug_file(f, df_strdup(path));
             }

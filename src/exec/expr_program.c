@@ -385,21 +385,24 @@ static int32_t compile(compiler *c, const df_expr *e) {
     case DF_EX_FUNC: {
         df_kernel k;
         if (df__kernel_for_fn(e, &k, c->err)) return -1;
-        int32_t args[64];
-        if (e->nargs > 64) {
+        /* Variadic calls (concat of generated lists) take any number of arguments. */
+        int32_t small[16];
+        int32_t *args = e->nargs <= 16 ? small : df_malloc((size_t)e->nargs * sizeof(int32_t));
+        if (!args) {
             if (k.aux_free) k.aux_free(k.aux);
-            df_error_set(c->err, DF_ERR_LIMIT_EXCEEDED, "too many function arguments");
+            DF_OOM(c->err);
             return -1;
         }
-        for (int32_t i = 0; i < e->nargs; i++) {
-            args[i] = compile(c, e->args[i]);
-            if (args[i] < 0) {
-                if (k.aux_free) k.aux_free(k.aux);
-                return -1;
-            }
+        int32_t r = 0;
+        for (int32_t i = 0; i < e->nargs && r >= 0; i++) r = args[i] = compile(c, e->args[i]);
+        if (r < 0) {
+            if (k.aux_free) k.aux_free(k.aux);
+        } else {
+            if (e->fn == DF_FN_RANDOM || e->fn == DF_FN_UUID) c->p->is_const = false;
+            r = emit_call(c, &k, args, e->nargs, e->type);
         }
-        if (e->fn == DF_FN_RANDOM || e->fn == DF_FN_UUID) c->p->is_const = false;
-        return emit_call(c, &k, args, e->nargs, e->type);
+        if (args != small) df_free(args);
+        return r;
     }
     case DF_EX_NOT: {
         int32_t a = compile(c, e->args[0]);
@@ -426,21 +429,29 @@ static df_errkind plan_frees(df_xprog *p, df_error *err) {
         if (s->out >= 0 && last[s->out] < i) last[s->out] = i;
     }
     last[p->result] = p->nsteps; /* the result outlives the program */
-    for (int32_t i = 0; i < p->nsteps; i++) {
-        xstep *s = &p->steps[i];
-        int32_t n = 0;
-        for (int32_t r = 0; r < p->nregs; r++) n += last[r] == i;
-        if (!n) continue;
-        s->frees = df_malloc((size_t)n * sizeof(int32_t));
-        if (!s->frees) {
-            df_free(last);
-            return DF_OOM(err);
-        }
-        for (int32_t r = 0; r < p->nregs; r++)
-            if (last[r] == i) s->frees[s->nfree++] = r;
+    /* Count the registers each step frees, then fill the lists in register order: linear in
+     * steps + registers, which matters for the programs of OR chains with thousands of terms. */
+    int32_t *count = df_calloc((size_t)(p->nsteps ? p->nsteps : 1), sizeof(int32_t));
+    if (!count) {
+        df_free(last);
+        return DF_OOM(err);
     }
+    for (int32_t r = 0; r < p->nregs; r++)
+        if (last[r] >= 0 && last[r] < p->nsteps) count[last[r]]++;
+    df_errkind k = DF_OK;
+    for (int32_t i = 0; i < p->nsteps && !k; i++) {
+        if (!count[i]) continue;
+        p->steps[i].frees = df_malloc((size_t)count[i] * sizeof(int32_t));
+        if (!p->steps[i].frees) k = DF_OOM(err);
+    }
+    for (int32_t r = 0; r < p->nregs && !k; r++)
+        if (last[r] >= 0 && last[r] < p->nsteps) {
+            xstep *s = &p->steps[last[r]];
+            s->frees[s->nfree++] = r;
+        }
+    df_free(count);
     df_free(last);
-    return DF_OK;
+    return k;
 }
 
 df_errkind df__xprog_compile(const df_expr *e, df_xprog **out, df_error *err) {
@@ -748,7 +759,9 @@ static df_errkind not_step(df_xstate *st, const xstep *s, int64_t n, df_error *e
 }
 
 static df_errkind call_step(df_xstate *st, const xstep *s, int64_t n, df_error *err) {
-    df_xreg args[64];
+    df_xreg small[16];
+    df_xreg *args = s->nargs <= 16 ? small : df_malloc((size_t)s->nargs * sizeof(df_xreg));
+    if (!args) return DF_OOM(err);
     bool all_const = s->nargs > 0;
     for (int32_t a = 0; a < s->nargs; a++) {
         args[a] = st->regs[s->args[a]];
@@ -758,7 +771,9 @@ static df_errkind call_step(df_xstate *st, const xstep *s, int64_t n, df_error *
                   .nsel = all_const ? 1 : st->cur_nsel, .type = s->type, .aux = s->k.aux, .err = err};
     if (!all_const && !st->cur_sel) k.nsel = n;
     df_xreg *out = &st->regs[s->out];
-    DF_TRY(s->k.fn(&k, args, s->nargs, out));
+    df_errkind e = s->k.fn(&k, args, s->nargs, out);
+    if (args != small) df_free(args);
+    if (e) return e;
     out->is_const = all_const;
     return DF_OK;
 }

@@ -686,26 +686,23 @@ df_errkind df__kernel_in_list(const df_expr *e, df_kernel *out, df_error *err) {
     if (!s) return DF_OOM(err);
     s->negate = e->flag;
     df_type *t = e->args[0]->type;
-    df_errkind k = df_vec_new(t, n, 0, &s->values, err);
+    /* One vector per literal, concatenated once: appending them one by one copied the
+     * list so far each time, quadratic in the length of generated lists. */
+    df_vec **parts = df_calloc((size_t)(n + 1), sizeof(df_vec *));
+    int32_t np = 0;
+    df_errkind k = parts ? df_vec_new(t, 0, 0, &parts[np++], err) : DF_OOM(err);
     for (int32_t i = 0; !k && i < n; i++) {
         const df_scalar *lit = e->args[i + 1]->lit;
         if (lit->is_null || lit->type->id == DF_TYPE_NULL) {
             s->has_null = true;
             continue;
         }
-        df_vec *one = NULL;
-        k = df_vec_from_scalar(lit, 1, &one, err);
-        if (!k) {
-            df_vec *parts[2] = {s->values, one};
-            df_vec *cat = NULL;
-            k = df__vec_concat(parts, 2, &cat, err);
-            if (!k) {
-                df_vec_release(s->values);
-                s->values = cat;
-            }
-        }
-        df_vec_release(one);
+        k = df_vec_from_scalar(lit, 1, &parts[np], err);
+        if (!k) np++;
     }
+    if (!k) k = df__vec_concat(parts, np, &s->values, err);
+    for (int32_t i = 0; i < np; i++) df_vec_release(parts[i]);
+    df_free(parts);
     if (!k) {
         int64_t cap = 16;
         while (cap < 2 * (s->values->length + 1)) cap *= 2;

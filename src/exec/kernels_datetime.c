@@ -33,6 +33,30 @@ static int64_t tz_offset(const char *tz) {
     return 0;
 }
 
+/*
+ * The calendar DataFusion computes civil fields in (chrono's NaiveDate):
+ * years -262143..262142.  make_date refuses dates outside it, and date
+ * parts of values outside it are NULL, as there.
+ */
+#define CIVIL_MIN_YEAR (-262143)
+#define CIVIL_MAX_YEAR 262142
+
+/* Nanoseconds per unit of a timestamp unit. */
+static int64_t ns_per_unit(df_time_unit unit) { return 1000000000LL / per_sec[unit]; }
+
+/* True when a timestamp of `unit` can be held as nanoseconds, which DataFusion converts to first. */
+static bool fits_ns(int64_t x, df_time_unit unit) {
+    int64_t r;
+    return !__builtin_mul_overflow(x, ns_per_unit(unit), &r);
+}
+
+/* Units since the epoch of day number `days` plus `tod` units, shifted back by `off_s` seconds; false on overflow. */
+static bool units_from_days(int64_t days, int64_t off_s, int64_t q, int64_t tod, int64_t *out) {
+    int64_t s;
+    return !__builtin_mul_overflow(days, 86400, &s) && !__builtin_sub_overflow(s, off_s, &s) &&
+           !__builtin_mul_overflow(s, q, &s) && !__builtin_add_overflow(s, tod, out);
+}
+
 static int days_in_month(int64_t y, int m) {
     static const int dm[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
     if (m == 2 && ((y % 4 == 0 && y % 100 != 0) || y % 400 == 0)) return 29;
@@ -214,7 +238,28 @@ static df_errkind date_part_k(const df_kargs *k, const df_xreg *a, int32_t na, d
         }
         default: break;
         }
-        double r = part_value(p, days, tod, epoch, unit);
+        bool civil = t->id == DF_TYPE_DATE32 || t->id == DF_TYPE_DATE64 || t->id == DF_TYPE_TIMESTAMP;
+        double r = NAN;
+        if (civil && p != P_EPOCH) {
+            int64_t y;
+            int mo, da;
+            df_civil_from_days(days, &y, &mo, &da);
+            if (y >= CIVIL_MIN_YEAR && y <= CIVIL_MAX_YEAR) r = part_value(p, days, tod, epoch, unit);
+        } else {
+            r = part_value(p, days, tod, epoch, unit);
+        }
+        /* Outside the civil calendar (or not a number an integer result holds): NULL, as DataFusion gives. */
+        bool fits = k->type->id == DF_TYPE_INT32   ? (r >= INT32_MIN && r <= INT32_MAX)
+                    : k->type->id == DF_TYPE_INT64 ? (r >= -9223372036854775808.0 && r < 9223372036854775808.0)
+                                                   : !(civil && p != P_EPOCH && isnan(r));
+        if (!fits) {
+            if (df_vec_ensure_validity(v, k->n, k->err)) {
+                df_vec_release(v);
+                return k->err ? k->err->kind : DF_ERR_OUT_OF_MEMORY;
+            }
+            df_bit_clear(v->validity->data, i);
+            continue;
+        }
         if (k->type->id == DF_TYPE_INT32) DF_VEC_VALUES(v, int32_t)[i] = (int32_t)r;
         else if (k->type->id == DF_TYPE_INT64) DF_VEC_VALUES(v, int64_t)[i] = (int64_t)r;
         else DF_VEC_VALUES(v, double)[i] = r;
@@ -240,6 +285,12 @@ static df_errkind date_trunc_k(const df_kargs *k, const df_xreg *a, int32_t na, 
     }
     for (int64_t i = 0; i < k->n; i++) {
         int64_t x = DF_VEC_VALUES(a[1].vec, int64_t)[a[1].is_const ? 0 : i];
+        if (!fits_ns(x, t->unit)) {
+            /* DataFusion truncates in nanoseconds and refuses what does not fit them. */
+            if (v->validity && !df_bit_get(v->validity->data, i)) continue;
+            df_vec_release(v);
+            return df_error_set(k->err, DF_ERR_NUMERIC_OVERFLOW, "date_trunc input is out of the timestamp range");
+        }
         int64_t days, tod;
         split_ts(x, t->unit, off, &days, &tod);
         int64_t y;
@@ -262,7 +313,7 @@ static df_errkind date_trunc_k(const df_kargs *k, const df_xreg *a, int32_t na, 
         default: break;
         }
         int64_t r;
-        if (__builtin_mul_overflow(days * 86400 - off, q, &r) || __builtin_add_overflow(r, tod / (1000000000LL / q), &r)) {
+        if (!units_from_days(days, off, q, tod / (1000000000LL / q), &r)) {
             if (v->validity && !df_bit_get(v->validity->data, i)) continue;
             df_vec_release(v);
             return df_error_set(k->err, DF_ERR_NUMERIC_OVERFLOW, "date_trunc result is out of the timestamp range");
@@ -284,7 +335,7 @@ static df_errkind make_date_k(const df_kargs *k, const df_xreg *a, int32_t na, d
         int32_t y = DF_VEC_VALUES(a[0].vec, int32_t)[a[0].is_const ? 0 : i];
         int32_t m = DF_VEC_VALUES(a[1].vec, int32_t)[a[1].is_const ? 0 : i];
         int32_t d = DF_VEC_VALUES(a[2].vec, int32_t)[a[2].is_const ? 0 : i];
-        if (m < 1 || m > 12 || d < 1 || d > days_in_month(y, m)) {
+        if (y < CIVIL_MIN_YEAR || y > CIVIL_MAX_YEAR || m < 1 || m > 12 || d < 1 || d > days_in_month(y, m)) {
             df_vec_release(v);
             return df_error_set(k->err, DF_ERR_EXECUTION, "unable to parse date from %d, %d, %d", y, m, d);
         }
@@ -395,8 +446,7 @@ static df_errkind temporal_interval(const df_kargs *k, const df_xreg *a, int32_t
             split_ts(x, t->unit, off, &days, &tod);
             days = add_months(days, months) + days_add;
             int64_t r;
-            bool ovf = __builtin_mul_overflow(days * 86400 - off, q, &r) ||
-                       __builtin_add_overflow(r, tod / (1000000000LL / q), &r) ||
+            bool ovf = !units_from_days(days, off, q, tod / (1000000000LL / q), &r) ||
                        __builtin_add_overflow(r, nanos / (1000000000LL / q), &r);
             if (ovf) {
                 df_vec_release(v);

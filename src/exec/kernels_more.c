@@ -98,11 +98,13 @@ static inline int64_t floor_div(int64_t a, int64_t b) { return a / b - ((a % b !
  * date_bin(stride, source [, origin]): the start of the stride-sized bin
  * holding source, bins counted from origin (default the epoch).  Strides in
  * months bin by calendar months from origin's day and time of day.
+ * DataFusion bins in nanoseconds: a source or origin that does not fit them,
+ * or a bin start outside them, gives NULL there, so it does here.
  */
 static df_errkind date_bin_k(const df_kargs *k, const df_xreg *a, int32_t na, df_xreg *out) {
     df_vec *v;
     DF_TRY(df__kernel_out_valid(k, a, na, &v));
-    int64_t q = per_sec[v->type->unit];
+    int64_t q = per_sec[v->type->unit], ns_unit = 1000000000LL / q;
     DF_FOR_SEL(k, i, {
         if (!row_valid(v, i)) continue;
         const uint8_t *ip = a[0].vec->values->data + (a[0].vec->offset + (a[0].is_const ? 0 : i)) * 16;
@@ -111,14 +113,25 @@ static df_errkind date_bin_k(const df_kargs *k, const df_xreg *a, int32_t na, df
         df__memcpy(&months, ip, 4);
         df__memcpy(&days, ip + 4, 4);
         df__memcpy(&nanos, ip + 8, 8);
-        int64_t src = DF_VEC_VALUES(a[1].vec, int64_t)[a[1].is_const ? 0 : i];
-        int64_t origin = na > 2 ? DF_VEC_VALUES(a[2].vec, int64_t)[a[2].is_const ? 0 : i] : 0;
-        int64_t r;
+        /* The stride is checked first: a bad stride is an error whatever the values. */
+        __int128 stride = 0;
         if (months != 0) {
             if (days != 0 || nanos != 0 || months < 0) {
                 df_vec_release(v);
                 return df_error_set(k->err, DF_ERR_EXECUTION, "date_bin cannot mix months with days or time");
             }
+        } else {
+            stride = ((__int128)days * 86400000000000LL + nanos) / ns_unit;
+            if (stride <= 0 || stride > INT64_MAX) {
+                df_vec_release(v);
+                return df_error_set(k->err, DF_ERR_EXECUTION, "date_bin needs a positive stride");
+            }
+        }
+        int64_t src = DF_VEC_VALUES(a[1].vec, int64_t)[a[1].is_const ? 0 : i];
+        int64_t origin = na > 2 ? DF_VEC_VALUES(a[2].vec, int64_t)[a[2].is_const ? 0 : i] : 0;
+        int64_t r = 0, scratch;
+        bool null = __builtin_mul_overflow(src, ns_unit, &scratch) || __builtin_mul_overflow(origin, ns_unit, &scratch);
+        if (!null && months != 0) {
             int64_t day_units = 86400 * q;
             int64_t sd = floor_div(src, day_units), od = floor_div(origin, day_units);
             int64_t stod = src - sd * day_units, otod = origin - od * day_units;
@@ -129,22 +142,22 @@ static df_errkind date_bin_k(const df_kargs *k, const df_xreg *a, int32_t na, df
             int64_t diff = (sy * 12 + sm) - (oy * 12 + om);
             if (sdd < odd || (sdd == odd && stod < otod)) diff--;
             int64_t bins = floor_div(diff, months) * months;
-            r = add_months_days(od, bins) * day_units + otod;
-        } else {
-            __int128 stride_ns = (__int128)days * 86400000000000LL + nanos;
-            __int128 stride = stride_ns / (1000000000LL / q);
-            if (stride <= 0 || stride > INT64_MAX) {
-                df_vec_release(v);
-                return df_error_set(k->err, DF_ERR_EXECUTION, "date_bin needs a positive stride");
-            }
+            null = __builtin_mul_overflow(add_months_days(od, bins), day_units, &r) ||
+                   __builtin_add_overflow(r, otod, &r) || __builtin_mul_overflow(r, ns_unit, &scratch);
+        } else if (!null) {
             __int128 diff = (__int128)src - origin, st = stride;
             __int128 b = diff / st - ((diff % st != 0) && (diff < 0));
             __int128 res = (__int128)origin + b * st;
-            if (res < INT64_MIN || res > INT64_MAX) {
+            null = res < INT64_MIN || res > INT64_MAX || __builtin_mul_overflow((int64_t)res, ns_unit, &scratch);
+            if (!null) r = (int64_t)res;
+        }
+        if (null) {
+            if (df_vec_ensure_validity(v, k->n, k->err)) {
                 df_vec_release(v);
-                return df_error_set(k->err, DF_ERR_NUMERIC_OVERFLOW, "date_bin result is out of the timestamp range");
+                return k->err ? k->err->kind : DF_ERR_OUT_OF_MEMORY;
             }
-            r = (int64_t)res;
+            df_bit_clear(v->validity->data, i);
+            continue;
         }
         DF_VEC_VALUES(v, int64_t)[i] = r;
     });

@@ -95,6 +95,7 @@ typedef struct agg_op {
     df_op *child;           /* input (NULL once consumed) */
     df_group_table gt;      /* groups */
     df_xstate **gst;        /* key program states */
+    df_vec **keys;          /* scratch: one batch's evaluated group keys, ngroup entries */
     df_xstate **ast;        /* argument states per aggregate */
     df_xstate **fst;        /* filter states per aggregate */
     df_xstate **ast2;       /* second-argument states per aggregate */
@@ -488,10 +489,9 @@ static df_errkind consume_batch(agg_op *a, const df_batch *b, df_error *err) {
     const agg_priv *ap = a->base.node->priv;
     int64_t n = b->nrows;
     DF_TRY(ensure_scratch(a, n, err));
-    df_vec *keys[64];
+    df_vec **keys = a->keys;
     int32_t nk = ap->ngroup;
     df_errkind k = DF_OK;
-    if (nk > 64) return df_error_set(err, DF_ERR_LIMIT_EXCEEDED, "too many group keys");
     if (nk == 0) {
         memset(a->gids, 0, (size_t)n * sizeof(int32_t));
     } else {
@@ -728,6 +728,7 @@ static void agg_close(df_op *op) {
         }
     }
     df_free(a->gst);
+    df_free(a->keys);
     df_free(a->ast);
     df_free(a->ast2);
     df_free(a->fst);
@@ -748,11 +749,12 @@ static df_errkind agg_open(df_pnode *n, df_exec_ctx *ctx, int32_t p, df_op *pare
     a->base.parent = parent;
     int32_t na = ap->naggs ? ap->naggs : 1, ng = ap->ngroup ? ap->ngroup : 1;
     a->gst = df_calloc((size_t)ng, sizeof(df_xstate *));
+    a->keys = df_calloc((size_t)ng, sizeof(df_vec *)); /* GROUP BY takes any number of keys */
     a->ast = df_calloc((size_t)na, sizeof(df_xstate *));
     a->fst = df_calloc((size_t)na, sizeof(df_xstate *));
     a->ast2 = df_calloc((size_t)na, sizeof(df_xstate *));
     a->accs = df_calloc((size_t)na, sizeof(acc));
-    df_errkind k = (a->gst && a->ast && a->fst && a->ast2 && a->accs) ? DF_OK : DF_OOM(err);
+    df_errkind k = (a->gst && a->keys && a->ast && a->fst && a->ast2 && a->accs) ? DF_OK : DF_OOM(err);
     if (!k) k = df__gt_init(&a->gt, ap->ngroup, ap->key_types, ctx, err);
     for (int32_t c = 0; c < ap->ngroup && !k && ap->group; c++) k = df__xstate_new(ap->group[c], &a->gst[c], err);
     for (int32_t i = 0; i < ap->naggs && !k; i++) {

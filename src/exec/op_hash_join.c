@@ -63,6 +63,7 @@ typedef struct join_op {
     df_op base;
     df_op *probe;           /* probe input */
     df_xstate **kst;        /* probe key states */
+    df_vec **keys;          /* scratch: one probe batch's evaluated keys, nkeys entries */
     df_xstate *fst;         /* filter state */
     df_batch *pb;           /* current probe batch */
     int32_t *pgid;          /* its rows' groups (-1 = no match) */
@@ -157,11 +158,11 @@ static df_errkind do_build(join_priv *jp, df_pnode *node, df_exec_ctx *ctx, df_o
         return DF_OK;
     }
     df_xstate **st = df_calloc((size_t)jp->nkeys, sizeof(df_xstate *));
-    df_vec *keys[64];
+    df_vec **keys = df_calloc((size_t)jp->nkeys, sizeof(df_vec *));
     uint64_t *h = df_malloc((size_t)(n ? n : 1) * sizeof(uint64_t));
     int32_t *gid = df_malloc((size_t)(n ? n : 1) * sizeof(int32_t));
     uint8_t *skip = df_malloc((size_t)(n ? n : 1));
-    k = (st && h && gid && skip) ? DF_OK : DF_OOM(err);
+    k = (st && keys && h && gid && skip) ? DF_OK : DF_OOM(err);
     for (int32_t c = 0; c < jp->nkeys && !k; c++) k = df__xstate_new(jp->bkeys[c], &st[c], err);
     bool have_keys = false;
     if (!k) k = eval_keys(jp->bkeys, st, jp->nkeys, sh->build, keys, err);
@@ -193,6 +194,7 @@ static df_errkind do_build(join_priv *jp, df_pnode *node, df_exec_ctx *ctx, df_o
     if (st)
         for (int32_t c = 0; c < jp->nkeys; c++) df__xstate_free(st[c]);
     df_free(st);
+    df_free(keys);
     df_free(h);
     df_free(gid);
     df_free(skip);
@@ -274,7 +276,7 @@ static df_errkind load_probe(join_op *j, df_error *err) {
         if (jp->nkeys == 0) {
             memset(j->pgid, 0, (size_t)n * sizeof(int32_t));
         } else {
-            df_vec *keys[64];
+            df_vec **keys = j->keys;
             df_errkind k = eval_keys(jp->pkeys, j->kst, jp->nkeys, b, keys, err);
             if (k) {
                 df_batch_release(b);
@@ -554,6 +556,7 @@ static void join_close(df_op *op) {
     if (j->kst)
         for (int32_t c = 0; c < jp->nkeys; c++) df__xstate_free(j->kst[c]);
     df_free(j->kst);
+    df_free(j->keys);
     df__xstate_free(j->fst);
     df_batch_release(j->pb);
     df_free(j->pgid);
@@ -572,7 +575,8 @@ static df_errkind join_open(df_pnode *n, df_exec_ctx *ctx, int32_t p, df_op *par
     df__op_init(&j->base, &join_op_vt, n, ctx, p);
     j->base.parent = parent;
     j->kst = df_calloc((size_t)(jp->nkeys ? jp->nkeys : 1), sizeof(df_xstate *));
-    df_errkind k = j->kst ? DF_OK : DF_OOM(err);
+    j->keys = df_calloc((size_t)(jp->nkeys ? jp->nkeys : 1), sizeof(df_vec *));
+    df_errkind k = (j->kst && j->keys) ? DF_OK : DF_OOM(err);
     for (int32_t c = 0; c < jp->nkeys && !k; c++) k = df__xstate_new(jp->pkeys[c], &j->kst[c], err);
     if (!k && jp->filter) k = df__xstate_new(jp->filter, &j->fst, err);
     if (!k) {
@@ -671,9 +675,10 @@ df_errkind df__op_hash_join_new(df_pnode *build, df_pnode *probe, const df_lnode
         jp->pkeys = df_calloc((size_t)(nk ? nk : 1), sizeof(df_xprog *));
         jp->null_equal = df_calloc((size_t)(nk ? nk : 1), sizeof(bool));
         if (!jp->bkeys || !jp->pkeys || !jp->null_equal) k = DF_OOM(err);
-        if (nk > 64) k = df_error_set(err, DF_ERR_LIMIT_EXCEEDED, "too many join keys");
     }
-    df_type *ktypes[64];
+    /* Join keys are unbounded in number: their types go in a per-plan array. */
+    df_type **ktypes = k ? NULL : df_calloc((size_t)(nk ? nk : 1), sizeof(df_type *));
+    if (!k && !ktypes) k = DF_OOM(err);
     for (int32_t c = 0; c < nk && !k; c++) {
         const df_expr *lk = join->u.join.lkeys[c], *rk = join->u.join.rkeys[c];
         k = df__xprog_compile(jp->build_left ? lk : rk, &jp->bkeys[c], err);
@@ -684,6 +689,7 @@ df_errkind df__op_hash_join_new(df_pnode *build, df_pnode *probe, const df_lnode
             k = df_error_set(err, DF_ERR_INTERNAL, "join key %d sides have different types", c);
     }
     if (!k) k = df__gt_init(&jp->sh.gt, nk, ktypes, NULL, err);
+    df_free(ktypes);
     df_schema *lsch = jp && jp->build_left ? build->schema : probe->schema;
     df_schema *rsch = jp && jp->build_left ? probe->schema : build->schema;
     if (!k && join->u.join.filter) {

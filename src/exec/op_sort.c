@@ -183,7 +183,8 @@ typedef struct sort_op {
     int32_t *order;         /* sorted row order */
     int64_t norder;         /* rows to emit */
     int64_t emitted;        /* rows emitted so far */
-    df_vec *bound[64];      /* top-k: key vectors of the buffered best rows */
+    df_vec **keys;          /* scratch for one evaluation of the keys, nkeys entries */
+    df_vec **bound;         /* top-k: key vectors of the buffered best rows, nkeys entries */
     int64_t bound_row;      /* top-k: row of bound[] that is the k-th best (-1 = none yet) */
     int32_t *sel;           /* top-k: scratch row selection, batch_size entries */
 } sort_op;
@@ -216,11 +217,7 @@ static df_errkind sort_buffer(sort_op *s, int64_t keep, df_error *err) {
     df_batch *all = NULL;
     DF_TRY(df__batch_concat(s->buf, s->nbuf, s->base.node->schema, &all, err));
     int64_t n = all->nrows;
-    df_vec *keys[64];
-    if (sp->spec.nkeys > 64) {
-        df_batch_release(all);
-        return df_error_set(err, DF_ERR_LIMIT_EXCEEDED, "too many sort keys");
-    }
+    df_vec **keys = s->keys;
     df_errkind k = df__sortspec_eval(&sp->spec, s->st, all, keys, err);
     int32_t *order = NULL;
     if (!k) {
@@ -245,6 +242,7 @@ static df_errkind sort_buffer(sort_op *s, int64_t keep, df_error *err) {
 
 static void bound_clear(sort_op *s) {
     const sort_priv *sp = s->base.node->priv;
+    if (!s->bound) return;
     for (int32_t k = 0; k < sp->spec.nkeys; k++) {
         df_vec_release(s->bound[k]);
         s->bound[k] = NULL;
@@ -282,7 +280,7 @@ static df_errkind compact(sort_op *s, int64_t fetch, df_error *err) {
  * qualifying rows, or by NULL when none qualify. */
 static df_errkind screen(sort_op *s, df_batch **b, df_error *err) {
     const sort_priv *sp = s->base.node->priv;
-    df_vec *keys[64];
+    df_vec **keys = s->keys;
     df_batch *in = *b;
     DF_TRY(df__sortspec_eval(&sp->spec, s->st, in, keys, err));
     if (!s->sel) s->sel = df_malloc((size_t)s->base.ctx->batch_size * sizeof(int32_t));
@@ -347,6 +345,8 @@ static void sort_close(df_op *op) {
     df_op_close(s->child);
     buf_clear(s);
     bound_clear(s);
+    df_free(s->bound);
+    df_free(s->keys);
     df_free(s->sel);
     df_free(s->buf);
     df_batch_release(s->sorted);
@@ -364,7 +364,12 @@ static df_errkind sort_open(df_pnode *n, df_exec_ctx *ctx, int32_t p, df_op *par
     df__op_init(&s->base, &sort_op_vt, n, ctx, p);
     s->bound_row = -1;
     s->base.parent = parent;
-    df_errkind k = states_new(&sp->spec, &s->st, err);
+    /* Key arrays sized by the plan: ORDER BY takes any number of keys. */
+    size_t nk = (size_t)(sp->spec.nkeys ? sp->spec.nkeys : 1);
+    s->keys = df_calloc(nk, sizeof(df_vec *));
+    s->bound = df_calloc(nk, sizeof(df_vec *));
+    df_errkind k = (s->keys && s->bound) ? DF_OK : DF_OOM(err);
+    if (!k) k = states_new(&sp->spec, &s->st, err);
     if (!k) k = df_pnode_open(n->inputs[0], ctx, p, &s->base, &s->child, err);
     if (k) {
         sort_close(&s->base);
@@ -429,7 +434,7 @@ df_errkind df__op_sort_new(df_pnode *input, const df_sort_key *keys, int32_t nke
 
 typedef struct cursor {
     df_batch *b;            /* current batch of the partition (NULL when done) */
-    df_vec *keys[64];       /* its evaluated keys */
+    df_vec **keys;          /* its evaluated keys, nkeys entries of merge_op.keyv */
     int64_t row;            /* next row */
     bool done;              /* partition exhausted */
 } cursor;
@@ -439,6 +444,7 @@ typedef struct merge_op {
     df__xfer *x;            /* sorted input partitions */
     int32_t n;              /* partitions */
     cursor *cur;            /* per partition */
+    df_vec **keyv;          /* n * nkeys key slots, sliced into the cursors */
     df_xstate **st;         /* key evaluation states */
     bool started;           /* cursors primed */
     int64_t emitted;        /* rows returned */
@@ -449,7 +455,7 @@ typedef struct merge_op {
 
 static void cursor_drop(merge_op *m, cursor *c) {
     const sort_priv *sp = m->base.node->priv;
-    for (int32_t k = 0; k < sp->spec.nkeys; k++) {
+    for (int32_t k = 0; c->keys && k < sp->spec.nkeys; k++) {
         df_vec_release(c->keys[k]);
         c->keys[k] = NULL;
     }
@@ -565,6 +571,7 @@ static void merge_close(df_op *op) {
     srcs_clear(m);
     df_free(m->srcs);
     df_free(m->cur);
+    df_free(m->keyv);
     df_free(m->src_of);
     df_free(m->row_of);
     states_free(&sp->spec, m->st);
@@ -581,10 +588,11 @@ static df_errkind merge_open(df_pnode *n, df_exec_ctx *ctx, int32_t p, df_op *pa
     m->base.parent = parent;
     m->n = n->inputs[0]->partitions;
     m->cur = df_calloc((size_t)m->n, sizeof(cursor));
+    m->keyv = df_calloc((size_t)m->n * (size_t)(sp->spec.nkeys ? sp->spec.nkeys : 1), sizeof(df_vec *));
     m->src_of = df_malloc((size_t)ctx->batch_size * sizeof(int32_t));
     m->row_of = df_malloc((size_t)ctx->batch_size * sizeof(int32_t));
-    df_errkind k = (m->cur && m->src_of && m->row_of) ? DF_OK : DF_OOM(err);
-    if (!k && sp->spec.nkeys > 64) k = df_error_set(err, DF_ERR_LIMIT_EXCEEDED, "too many sort keys");
+    df_errkind k = (m->cur && m->keyv && m->src_of && m->row_of) ? DF_OK : DF_OOM(err);
+    for (int32_t q = 0; !k && q < m->n; q++) m->cur[q].keys = m->keyv + (size_t)q * (size_t)sp->spec.nkeys;
     if (!k) k = states_new(&sp->spec, &m->st, err);
     if (!k) k = df__xfer_new(n->inputs[0], ctx, &m->base, true, &m->x, err);
     if (k) {

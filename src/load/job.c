@@ -22,6 +22,8 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define MAX_JOB_BYTES ((size_t)16 << 20)
 #define MAX_ITEMS 1024
@@ -243,9 +245,24 @@ static df_errkind each(job *j, const df_json_value *doc, const char *key, df_err
 
 static df_errkind read_file(const char *path, char **out, size_t *len, df_error *err) {
     *out = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f) return df_error_set(err, errno == ENOENT ? DF_ERR_NOT_FOUND : DF_ERR_IO, "cannot open the job file: %s",
-                                strerror(errno));
+    /* Regular files only: a FIFO named as the job file would block the run before it starts. */
+    int fd;
+    struct stat st;
+    int e = df_file_open_regular(path, 0, &fd, &st);
+    if (e < 0)
+        return df_error_set(err, DF_ERR_NOT_FILE, "cannot open the job file: it is %s, not a regular file",
+                            df_file_kind_name((unsigned)st.st_mode));
+    if (e > 0) {
+        df_error_set(err, e == ENOENT ? DF_ERR_NOT_FOUND : DF_ERR_IO, "cannot open the job file: %s", strerror(e));
+        df_error_set_code(err, e);
+        return e == ENOENT ? DF_ERR_NOT_FOUND : DF_ERR_IO;
+    }
+    FILE *f = fdopen(fd, "rb");
+    if (!f) {
+        e = errno;
+        close(fd);
+        return df_error_set(err, DF_ERR_IO, "cannot open the job file: %s", strerror(e));
+    }
     df_buf b;
     df_buf_init(&b, 0);
     char chunk[65536];
@@ -273,21 +290,45 @@ static bool looks_json(const char *path, const char *text) {
     return *text == '{';
 }
 
+/*
+ * True when a string or key anywhere in the document holds a NUL (a \u0000
+ * escape): every value is used as a NUL-terminated string (SQL text, names,
+ * modes), so it would be cut short silently.  Depth is bounded by the parse.
+ */
+static bool json_has_nul(const df_json_value *v) {
+    switch (v->type) {
+    case DF_JSON_STRING: return strlen(v->u.str.ptr) != v->u.str.len;
+    case DF_JSON_ARRAY:
+        for (size_t i = 0; i < v->u.arr.n; i++)
+            if (json_has_nul(&v->u.arr.items[i])) return true;
+        return false;
+    case DF_JSON_OBJECT:
+        for (size_t i = 0; i < v->u.obj.n; i++) {
+            const df_json_member *m = &v->u.obj.members[i];
+            if (strlen(m->key) != m->key_len || json_has_nul(&m->value)) return true;
+        }
+        return false;
+    default: return false;
+    }
+}
+
 static df_errkind parse_job(job *j, const char *path, const df_json_value **doc, df_error *err) {
     char *text = NULL, *json = NULL;
-    size_t len = 0;
+    size_t len = 0, json_len = 0;
     DF_TRY(read_file(path, &text, &len, err));
     df_errkind k = DF_OK;
     if (!looks_json(path, text)) {
         k = df__job_toml_to_json(text, len, &json, err);
+        if (k == DF_OK) json_len = strlen(json);
     } else {
         json = text;
+        json_len = len; /* the file's length: a NUL byte in it is a parse error, not the end */
         text = NULL;
     }
     df_json_value *v = NULL;
     if (k == DF_OK) {
         df_json_options jo = {MAX_JOB_BYTES, 64};
-        k = df_json_parse(json, strlen(json), &j->arena, &jo, &v, err);
+        k = df_json_parse(json, json_len, &j->arena, &jo, &v, err);
         if (k != DF_OK && k != DF_ERR_OUT_OF_MEMORY) {
             char msg[DF_ERROR_MESSAGE_SIZE];
             df__session_escape_into(msg, sizeof msg, err ? err->message : "");
@@ -296,9 +337,10 @@ static df_errkind parse_job(job *j, const char *path, const df_json_value **doc,
             k = DF_ERR_CONFIG;
         }
     }
+    if (k == DF_OK && json_has_nul(v)) k = job_error(err, "job file: a string holds a NUL character%s%s", "", "");
     df_free(text);
     df_free(json);
-    *doc = v;
+    *doc = k == DF_OK ? v : NULL;
     return k;
 }
 

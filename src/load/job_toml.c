@@ -134,6 +134,8 @@ static bool is_bare(char c) {
 
 static df_errkind put_utf8(df_buf *b, uint32_t cp, parser *ps) {
     if (!df_unicode_is_scalar(cp)) return perr(ps, "invalid Unicode escape");
+    /* Values become NUL-terminated strings (SQL text, names, modes): a NUL would cut them short. */
+    if (cp == 0) return perr(ps, "a NUL character (\\u0000) in a string");
     uint8_t u[4];
     return df_buf_append(b, u, df_utf8_encode(cp, u), ps->err);
 }

@@ -10,7 +10,7 @@
  *
  * Physical representations in pq_leaf_out.values: BOOLEAN one byte (0/1)
  * per value; INT32/FLOAT 4 bytes; INT64/DOUBLE 8 bytes; INT96 8 bytes
- * (already converted to nanoseconds since the epoch); FIXED_LEN_BYTE_ARRAY
+ * (already converted to microseconds since the epoch); FIXED_LEN_BYTE_ARRAY
  * `type_length` bytes; BYTE_ARRAY int32 offsets (values) plus bytes (data).
  * BOOLEAN values are a dense bitmap (nvalues bits).
  *

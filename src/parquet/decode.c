@@ -16,7 +16,7 @@
 
 /* Days between the Julian day origin and 1970-01-01, and nanoseconds per day. */
 #define JULIAN_EPOCH_DAY 2440588
-#define NANOS_PER_DAY 86400000000000ULL
+#define MICROS_PER_DAY INT64_C(86400000000)
 
 static df_errkind page_error(pq_column_reader *cr, df_error *err, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -96,10 +96,36 @@ static inline void copy_value(uint8_t *dst, const uint8_t *src, uint32_t len, co
     }
 }
 
-static inline int64_t int96_to_nanos(const uint8_t *p) {
-    uint64_t nanos = df_load_le64(p);
-    int64_t days = (int32_t)df_load_le32(p + 8);
-    return (int64_t)((uint64_t)(days - JULIAN_EPOCH_DAY) * NANOS_PER_DAY + nanos);
+/*
+ * INT96 timestamps (Impala, Hive, old Spark): 8 bytes of nanoseconds within
+ * the day (signed, little-endian) then 4 bytes of Julian day (unsigned, as
+ * Arrow reads it).  They become microseconds since the epoch: in
+ * nanoseconds only 1677-09-21..2262-04-11 fit in 64 bits, and real files
+ * hold dates far outside that (0001-01-01 placeholders, 9999-12-31 "open
+ * ended" ranges).  Sub-microsecond digits are floored (toward negative
+ * infinity), so a value and its microsecond agree on the calendar instant
+ * below it.  All arithmetic is checked: false when the value does not fit
+ * in int64 microseconds (beyond about 292,000 years from 1970).
+ */
+static inline bool int96_to_micros(const uint8_t *p, int64_t *out) {
+    int64_t nanos = (int64_t)df_load_le64(p);
+    int64_t days = (int64_t)df_load_le32(p + 8) - JULIAN_EPOCH_DAY;
+    int64_t micros = nanos / 1000;
+    if (nanos % 1000 < 0) micros--;
+    int64_t day_micros;
+    return !__builtin_mul_overflow(days, MICROS_PER_DAY, &day_micros) &&
+           !__builtin_add_overflow(day_micros, micros, out);
+}
+
+/* Converts n INT96 values at `src` into int64 microseconds at `dst`; an error names the first that does not fit. */
+static df_errkind int96_run(pq_column_reader *cr, const uint8_t *src, int64_t n, int64_t *dst, df_error *err) {
+    for (int64_t i = 0; i < n; i++)
+        if (!int96_to_micros(src + 12 * i, &dst[i]))
+            return df_error_set(err, DF_ERR_PARQUET_UNSUPPORTED,
+                                "Parquet column '%s' (row group %d): INT96 timestamp (Julian day %u) is outside the "
+                                "range of timestamp(us)",
+                                cr->leaf->path, cr->rg, (unsigned)df_load_le32(src + 12 * i + 8));
+    return DF_OK;
 }
 
 /* ---- DELTA_BINARY_PACKED -------------------------------------------------- */
@@ -362,8 +388,7 @@ static df_errkind plain_fixed(pq_column_reader *cr, int64_t n, pq_leaf_out *out,
     uint8_t *dst = out->values->data + out->nvalues * w;
     if (cr->leaf->physical == DF_PARQUET_INT96) {
         if ((d->end - d->p) / 12 < n) return page_error(cr, err, "INT96 values run past the page");
-        int64_t *o = (int64_t *)(void *)dst;
-        for (int64_t i = 0; i < n; i++) o[i] = int96_to_nanos(d->p + 12 * i);
+        DF_TRY(int96_run(cr, d->p, n, (int64_t *)(void *)dst, err));
         d->p += 12 * n;
     } else {
         if ((d->end - d->p) / (w ? w : 1) < n && w) return page_error(cr, err, "values run past the page");
@@ -821,8 +846,7 @@ df_errkind df__parquet_dict_load(pq_column_reader *cr, const uint8_t *data, size
         size_t bytes = (size_t)count * (size_t)cr->width;
         DF_TRY(dict_room(&dict->values, &dict->values_cap, bytes ? bytes : 1, err));
         if (physical == DF_PARQUET_INT96) {
-            int64_t *o = (int64_t *)(void *)dict->values;
-            for (int64_t i = 0; i < count; i++) o[i] = int96_to_nanos(data + 12 * i);
+            DF_TRY(int96_run(cr, data, count, (int64_t *)(void *)dict->values, err));
         } else if (bytes) {
             memcpy(dict->values, data, bytes);
         }

@@ -11,8 +11,9 @@
  *   LIST group      -> list; its single repeated child is the list level and
  *                      the element is that child's only field (3-level) or
  *                      the child itself (2-level legacy: a primitive, a group
- *                      with several fields, or a group named "array" or
- *                      "<list>_tuple")
+ *                      with several fields, a group whose one field is
+ *                      repeated, or a group named "array" or "<list>_tuple";
+ *                      a LIST-annotated child is then an inner list)
  *   MAP group       -> map<key, value> from its repeated key_value group
  *                      (MAP_KEY_VALUE is accepted as MAP; optional keys are
  *                      accepted; a key-only group reads as a list of keys)
@@ -208,7 +209,8 @@ static df_errkind leaf_type(const pq_schema_element *e, df_type **out, pq_conv *
         default: return bad_annotation(e, "an unsupported logical type", err);
         }
     case DF_PARQUET_INT96:
-        *out = df_type_timestamp(DF_UNIT_NANO, NULL);
+        /* Microseconds, not nanoseconds: INT96 dates outside 1677..2262 must not wrap (decode.c). */
+        *out = df_type_timestamp(DF_UNIT_MICRO, NULL);
         return *out ? DF_OK : DF_OOM(err);
     case DF_PARQUET_FLOAT:
         if (lt.kind != PQ_LT_NONE) return bad_annotation(e, "a logical type", err);
@@ -365,6 +367,9 @@ static df_errkind convert_struct_children(build_ctx *c, const snode *s, levels L
  * (required) element (2-level layouts).  `push` adds the repeated node's
  * name to the path (false when the caller already did).
  */
+static bool is_annotated(const snode *s, int lt_kind);
+static df_errkind convert_list_group(build_ctx *c, const snode *s, levels L, pq_node *out);
+
 static df_errkind convert_list(build_ctx *c, const snode *rep_node, const snode *elem, bool elem_is_rep_node,
                                bool push, levels L, pq_node *out) {
     df_errkind k = DF_OK;
@@ -386,6 +391,7 @@ static df_errkind convert_list(build_ctx *c, const snode *rep_node, const snode 
         child->slot_rep = rep;
         child->leaf = -1;
         if (!is_group(elem->e)) k = convert_leaf(c, elem, child);
+        else if (is_annotated(elem, PQ_LT_LIST)) k = convert_list_group(c, elem, EL, child);   /* a list of lists */
         else k = convert_struct_children(c, elem, EL, child);
         if (k == DF_OK) {
             df_type *t = child->field.type;
@@ -417,7 +423,16 @@ static df_errkind convert_list_group(build_ctx *c, const snode *s, levels L, pq_
         return df_error_set(c->err, DF_ERR_PARQUET_FORMAT,
                             "invalid Parquet schema: the child of LIST-annotated group '%s' is not repeated",
                             s->e->name);
+    /*
+     * Which node is the element (the backward-compatibility rules for
+     * LIST): the repeated node itself when it is a primitive, a group of
+     * several fields, a group whose one field is repeated (that field cannot
+     * be a 3-level element) or a group named "array" or "<list>_tuple";
+     * otherwise its single child.  A repeated element that is itself
+     * LIST-annotated is a 2-level list inside this one: a list of lists.
+     */
     if (r->nchildren == 0) return convert_list(c, r, r, true, true, L, out);   /* 2-level primitive list */
+    if (r->nchildren == 1 && r->children[0].e->repetition == PQ_REPEATED) return convert_list(c, r, r, true, true, L, out);
     bool named_like_element = strcmp(r->e->name, "array") == 0;
     if (!named_like_element) {
         size_t nl = strlen(s->e->name), rl = strlen(r->e->name);

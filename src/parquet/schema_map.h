@@ -25,7 +25,7 @@
 
 /* How decoded physical values become the Arrow representation. */
 typedef enum pq_conv {
-    PQ_CONV_NONE = 0,       /* same bytes: bool, int32, int64, float, double, INT96 (as ns), strings, FLBA */
+    PQ_CONV_NONE = 0,       /* same bytes: bool, int32, int64, float, double, INT96 (as us), strings, FLBA */
     PQ_CONV_I32_TO_8,       /* int32 -> int8 / uint8 (truncate) */
     PQ_CONV_I32_TO_16,      /* int32 -> int16 / uint16 (truncate) */
     PQ_CONV_I32_TO_DEC,     /* int32 -> decimal128/256 (sign-extend) */

@@ -46,21 +46,11 @@ static df_errkind read_file(const char *path, size_t max, bool artifact, uint8_t
     *out = NULL;
     *len = 0;
     const df_errkind unreadable = artifact ? DF_ERR_ARTIFACT_UNREADABLE : DF_ERR_UNREADABLE;
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-    if (fd < 0) {
-        int e = errno;
-        return io_fail(err, unreadable, "input", e, "cannot open input", path);
-    }
+    int fd;
     struct stat st;
-    if (fstat(fd, &st) != 0) {
-        int e = errno;
-        close(fd);
-        return io_fail(err, unreadable, "input", e, "cannot inspect input", path);
-    }
-    if (!S_ISREG(st.st_mode)) {
-        close(fd);
-        return df__report_fail(err, DF_ERR_NOT_FILE, "input", "input is not a regular file");
-    }
+    int e = df_file_open_regular(path, 0, &fd, &st);
+    if (e < 0) return df__report_fail(err, DF_ERR_NOT_FILE, "input", "input is not a regular file");
+    if (e > 0) return io_fail(err, unreadable, "input", e, "cannot open input", path);
     if ((uint64_t)st.st_size > max) {
         close(fd);
         return df__report_fail(err, artifact ? DF_ERR_ARTIFACT_TOO_LARGE : DF_ERR_TRACE_TOO_LARGE, "input",

@@ -979,6 +979,7 @@ static df_errkind read_packet(df__pt_trace *t, work *w, const uint8_t *p, size_t
     pbr r = {p, p + n};
     if (scan_envelope(r, &e) < 0) return malformed(w, err, p, "packet");
     seqstate *s = NULL;
+    bool interning = false;
     if (e.seq) {
         if (!(s = seq_get(w, e.seq))) return oom(err);
         if (e.cleared) {
@@ -986,13 +987,19 @@ static df_errkind read_packet(df__pt_trace *t, work *w, const uint8_t *p, size_t
             s->cleared = true;
             s->has_clock = s->has_track = false;
         }
-        if (!s->cleared) {
-            if (e.flags & SEQ_NEEDS_STATE) return DF_OK; /* Perfetto skips it */
-            s = NULL;                                  /* no usable interning yet */
-        }
+        /*
+         * Before its first clear a sequence has no valid incremental state.
+         * Perfetto then skips packets that say they need it and drops
+         * interned data, but reads every other packet: third-party writers
+         * that never intern never clear either.  Such packets are read here
+         * too, on generation 0 of the sequence, where no interned entry is
+         * ever stored, so an iid they use resolves to nothing (unknown).
+         */
+        if (!s->cleared && (e.flags & SEQ_NEEDS_STATE)) return DF_OK;
+        interning = s->cleared;
     }
     if (s && e.has_defaults) DF_TRY(apply_defaults(w, s, &e.defaults, err));
-    if (s && e.has_interned) DF_TRY(apply_interned(t, w, s, &e.interned, err));
+    if (interning && e.has_interned) DF_TRY(apply_interned(t, w, s, &e.interned, err));
     pbf f;
     int rc;
     while ((rc = pb_next(&r, &f)) > 0) {

@@ -10,7 +10,9 @@
  * bounds-checked, no recursion depends on the input, tables are capped,
  * and malformed bytes fail with DF_ERR_MALFORMED_TRACE and the byte offset.
  * Interning follows Perfetto's rules: per trusted_packet_sequence_id, reset
- * by SEQ_INCREMENTAL_STATE_CLEARED, iid 0 never valid.  Timestamps are
+ * by SEQ_INCREMENTAL_STATE_CLEARED, iid 0 never valid; a sequence that has
+ * not cleared yet is read without interned data (its iids are unknown) and
+ * only its packets flagged SEQ_NEEDS_INCREMENTAL_STATE are skipped.  Timestamps are
  * converted to the trace's primary clock through clock snapshots.
  */
 #ifndef DF_REPORT_PFTRACE_H

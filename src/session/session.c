@@ -645,10 +645,6 @@ df_errkind df_table_execute_arrow(df_table *t, int64_t limit, struct ArrowArrayS
     return df_table_execute_arrow_cancellable(t, limit, NULL, out, err);
 }
 
-bool df_arrow_stream_error(const struct ArrowArrayStream *stream, df_error *out) {
-    return df_arrow_export_stream_error(stream, out);
-}
-
 df_errkind df_table_execute_arrow_cancellable(df_table *t, int64_t limit, const _Atomic bool *cancel,
                                               struct ArrowArrayStream *out, df_error *err) {
     df_session *s = t->session;

@@ -3,14 +3,18 @@
  *
  * df_delta_source holds what Session.delta_lake was given, checked without
  * any I/O.  At registration the location is resolved: local paths (plain,
- * relative, or file: URIs) become absolute canonical directories (a path
- * that does not exist cannot be normalized, as in the reference), other
- * schemes are passed to the storage layer unchanged.  The display form
- * shown in reprs and messages never carries userinfo, queries or fragments.
+ * relative, or file: URIs) become absolute canonical directories, other
+ * schemes are passed to the storage layer unchanged.  A local path that
+ * cannot be resolved is invalid_source_uri, as in the reference, with a
+ * message that says why (it does not exist, it is a symlink loop,
+ * permission is denied).  The display form shown in reprs and messages
+ * never carries userinfo, queries or fragments.
  */
 #include "session/session_int.h"
 
+#include <errno.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 struct df_delta_source {
@@ -165,6 +169,36 @@ static df_errkind bad_location(df_error *err) {
                         "invalid Delta source URI: table location could not be parsed or normalized");
 }
 
+/*
+ * A local location realpath could not resolve: the kind stays
+ * invalid_source_uri (the reference's pair), the message says what is
+ * wrong and names the path (escaped), and the finer kind goes to the
+ * subkind, the context (`{"cause_kind": ..., "errno": N}`) and errno to
+ * `code`, so callers tell the cases apart without reading the message.
+ * Other errno values keep the reference's generic message.
+ */
+static df_errkind unresolvable_location(df_error *err, const char *path, int e) {
+    df_errkind sub;
+    const char *what;
+    switch (e) {
+    case ENOENT:
+    case ENOTDIR: sub = DF_ERR_LOCATION_NOT_FOUND; what = "does not exist"; break;
+    case ELOOP: sub = DF_ERR_LOCATION_SYMLINK_LOOP; what = "is a symlink loop"; break;
+    case EACCES: sub = DF_ERR_LOCATION_PERMISSION_DENIED; what = "cannot be reached: permission denied"; break;
+    default: return bad_location(err);
+    }
+    char shown[512];
+    df__session_escape_into(shown, sizeof shown, path);
+    df_error_set(err, DF_ERR_INVALID_SOURCE_URI, "invalid Delta source URI: table location `%s` %s", shown, what);
+    df_error_set_origin(err, "session");
+    df_error_set_subkind(err, sub);
+    df_error_set_code(err, e);
+    char ctx[128];
+    snprintf(ctx, sizeof ctx, "{\"cause_kind\":\"%s\",\"errno\":%d}", df_errkind_name(sub), e);
+    df_error_set_context(err, ctx);
+    return DF_ERR_INVALID_SOURCE_URI;
+}
+
 /* Decodes a file: URI path ("file:///a%20b" -> "/a b"); only an empty or localhost authority. */
 static df_errkind file_uri_path(const char *uri, char **out, df_error *err) {
     const char *p = uri + 5;   /* after "file:" */
@@ -219,7 +253,7 @@ df_errkind df__session_resolve_location(const char *uri, char **location, char *
     }
     char resolved[PATH_MAX];
     if (!realpath(path, resolved)) {
-        k = bad_location(err);
+        k = unresolvable_location(err, path, errno);
         goto done;
     }
     *location = df_strdup(resolved);

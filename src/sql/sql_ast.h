@@ -217,18 +217,21 @@ struct ast_query {
     ast_order *order;
     ast_expr *limit;        /* LIMIT / FETCH FIRST (NULL = none) */
     ast_expr *offset;       /* OFFSET (NULL = none) */
+    int32_t height;         /* 1 + its tallest expression, join chain and set-operation chain (<= DF_SQL_MAX_HEIGHT) */
 };
 
 /* The deepest parenthesis / query nesting the parser accepts. */
 #define DF_SQL_MAX_DEPTH 200
-/* The tallest expression tree accepted (AND/OR chains are flattened, so do not count). */
+/* The tallest expression tree or query accepted (AND/OR chains are flattened, so do not count); a
+ * subquery counts its own height under the expression holding it, join and set-operation chains one
+ * level per join or operation. */
 #define DF_SQL_MAX_HEIGHT 1000
 
 /*
  * Parses exactly one read-only statement.  On success *out points into
  * `arena`.  Errors: DF_ERR_SQL_SYNTAX (err->offset = character offset),
- * DF_ERR_SQL_NOT_READ_ONLY (DDL/DML/several statements), DF_ERR_LIMIT_EXCEEDED
- * (nesting deeper than DF_SQL_MAX_DEPTH), DF_ERR_SQL_UNSUPPORTED (EXPLAIN and
+ * DF_ERR_SQL_NOT_READ_ONLY (DDL/DML/several statements), DF_ERR_SQL_TOO_COMPLEX
+ * (nesting past DF_SQL_MAX_DEPTH or DF_SQL_MAX_HEIGHT), DF_ERR_SQL_UNSUPPORTED (EXPLAIN and
  * other statements we recognise but do not run), DF_ERR_OUT_OF_MEMORY.
  */
 df_errkind df__sql_parse(const char *sql, size_t len, df_arena *arena, ast_query **out, df_error *err);

@@ -128,6 +128,23 @@ static df_errkind bind_count(binder *b, const ast_expr *e, const char *what, int
 /* ------------------------------------------------------------------------ */
 /* FROM                                                                      */
 
+/*
+ * A CTE reference or a view binds its query where it is named, so chains of
+ * them (c2 reads c1, c1 reads c0, ...) nest in the binder's recursion and in
+ * the plan although the parser saw them side by side: their heights add up
+ * and are held to DF_SQL_MAX_HEIGHT.  When it returns true the caller binds
+ * and then takes q->height off b->nest again; on false nothing was added.
+ */
+static bool enter_nested(binder *b, const ast_query *q, int32_t pos) {
+    if ((int64_t)b->nest + q->height > DF_SQL_MAX_HEIGHT) {
+        df__bind_error(b, DF_ERR_SQL_TOO_COMPLEX, pos, "CTEs or views are nested more than %d levels deep",
+                       DF_SQL_MAX_HEIGHT);
+        return false;
+    }
+    b->nest += q->height;
+    return true;
+}
+
 static df_errkind bind_view_sql(binder *b, const df_catalog_ref *ref, int32_t pos, df_lnode **out) {
     if (b->view_depth >= DF_SQL_MAX_VIEW_DEPTH)
         return df__bind_error(b, DF_ERR_LIMIT_EXCEEDED, pos, "views are nested more than %d levels deep (a cycle?)",
@@ -144,7 +161,9 @@ static df_errkind bind_view_sql(binder *b, const df_catalog_ref *ref, int32_t po
         b->text_len = (int32_t)strlen(sql);
         b->ctes = NULL;
         b->view_depth++;
-        *out = df__bind_query(b, q);
+        bool entered = enter_nested(b, q, pos);
+        *out = entered ? df__bind_query(b, q) : NULL;
+        if (entered) b->nest -= q->height;
         b->view_depth--;
         b->text = save_text;
         b->text_len = save_len;
@@ -163,7 +182,9 @@ static df_errkind bind_cte_ref(binder *b, bcte *f, const ast_tableref *r, bfrom 
     bcte *save = b->ctes;
     b->ctes = f->next;
     f->binding = true;
-    df_lnode *n = df__bind_query(b, f->cte->query);
+    bool entered = enter_nested(b, f->cte->query, r->pos);
+    df_lnode *n = entered ? df__bind_query(b, f->cte->query) : NULL;
+    if (entered) b->nest -= f->cte->query->height;
     f->binding = false;
     b->ctes = save;
     if (!n) return b->err ? b->err->kind : DF_ERR_INTERNAL;

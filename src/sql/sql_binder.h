@@ -79,6 +79,7 @@ typedef struct binder {
     df_const_eval_fn eval;      /* constant evaluation (LIMIT expressions, folding) */
     bcte *ctes;                 /* WITH scope */
     int32_t view_depth;         /* nested view expansions */
+    int32_t nest;               /* heights of the CTE bodies and views being expanded (<= DF_SQL_MAX_HEIGHT) */
     int32_t ndeps, cap_deps;    /* direct dependencies so far */
     const char **deps;
     int64_t now_ns;             /* statement time for now() / current_date */

@@ -303,16 +303,16 @@ df_errkind df__sql_lex(const char *text, size_t len, sql_tokens *out, df_error *
     lexer lx = {.s = text, .n = (int32_t)len, .i = 0, .out = out, .cap = 0};
     int32_t bad = first_invalid_utf8((const uint8_t *)text, (int32_t)len);
     if (bad >= 0) return fail(&lx, bad, "the SQL text is not valid UTF-8", err);
+    /* Anywhere, inside string literals and comments too: token texts become NUL-terminated strings
+     * (literals, names, aliases), so a NUL would cut them short. */
+    const char *nul = len ? memchr(text, 0, len) : NULL;
+    if (nul) return fail(&lx, (int32_t)(nul - text), "unexpected NUL byte", err);
     df_errkind k = DF_OK;
     for (;;) {
         k = skip_space(&lx, err);
         if (k) break;
         if (lx.i >= lx.n) {
             k = push(&lx, TK_EOF, KW_NONE, lx.n, lx.n, err);
-            break;
-        }
-        if (text[lx.i] == '\0') {
-            k = fail(&lx, lx.i, "unexpected NUL byte", err);
             break;
         }
         k = scan_one(&lx, err);

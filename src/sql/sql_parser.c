@@ -14,7 +14,15 @@
  * generated predicates do not make deep trees.  Recursion is bounded twice:
  * `depth` counts nested parentheses / subqueries / prefix operators
  * (DF_SQL_MAX_DEPTH) and every node's `height` is checked against
- * DF_SQL_MAX_HEIGHT, so later recursive passes are bounded too.
+ * DF_SQL_MAX_HEIGHT, so later recursive passes are bounded too.  Chains the
+ * parser builds in a loop (binary operators, joins, set operations) do not
+ * recurse here but do nest in the AST and in the plan, and a subquery nests
+ * its whole height under the expression or FROM item holding it, so a
+ * query's `height` adds its tallest expression (subqueries included), its
+ * longest join chain, its set-operation chain and its number of subquery
+ * expressions (each becomes a join stacked on the query's input), and is held to the same
+ * bound: the binder, optimizer, expression compiler and plan printers then
+ * never recurse deeper than about DF_SQL_MAX_HEIGHT levels.
  *
  * Errors are sticky in the parser state: a failing function returns NULL
  * and records the first error; callers just propagate NULL.
@@ -35,6 +43,11 @@ typedef struct parser {
     df_error *err;          /* caller's error */
     df_errkind status;      /* first failure, DF_OK while healthy */
     int32_t depth;          /* current nesting depth */
+    int32_t qexpr;          /* current query: tallest expression (with its subqueries) so far */
+    int32_t qjoin;          /* current query: longest FROM chain (items + joins) of one SELECT */
+    int32_t qset;           /* current query: longest chain of set operations */
+    int32_t qsub;           /* current query: subquery expressions (each binds as one more join on its input) */
+    int32_t jnest;          /* joins of the parenthesised join just parsed, for the chain holding it */
 } parser;
 
 /* ------------------------------------------------------------------------ */
@@ -160,7 +173,7 @@ static bool plist_push(parser *p, plist *l, void *item) {
     if (l->n == l->cap) {
         int32_t ncap = l->cap ? l->cap * 2 : 8;
         if (ncap > 1 << 24) {
-            fail_at(p, DF_ERR_LIMIT_EXCEEDED, peek(p)->start, "list is too long");
+            fail_at(p, DF_ERR_SQL_TOO_COMPLEX, peek(p)->start, "list is too long");
             return false;
         }
         void **ni = alloc_array(p, (size_t)ncap, sizeof(void *));
@@ -175,7 +188,7 @@ static bool plist_push(parser *p, plist *l, void *item) {
 
 static bool enter(parser *p) {
     if (++p->depth > DF_SQL_MAX_DEPTH) {
-        fail_at(p, DF_ERR_LIMIT_EXCEEDED, peek(p)->start, "statement is nested more than %d levels deep",
+        fail_at(p, DF_ERR_SQL_TOO_COMPLEX, peek(p)->start, "statement is nested more than %d levels deep",
                 DF_SQL_MAX_DEPTH);
         return false;
     }
@@ -339,6 +352,7 @@ static ast_expr *parse_expr(parser *p);
 static ast_expr *parse_other(parser *p);
 static ast_query *parse_query(parser *p);
 static ast_type *parse_type(parser *p);
+static bool nest_query(parser *p, const ast_query *q);
 
 static ast_expr *mk(parser *p, ast_expr_kind kind, int32_t pos) {
     ast_expr *e = alloc(p, sizeof *e);
@@ -362,10 +376,13 @@ static ast_expr *finish(parser *p, ast_expr *e) {
         if (e->list2 && e->list2[k] && e->list2[k]->height > h) h = e->list2[k]->height;
     }
     if (e->kind == AE_AND || e->kind == AE_OR) h -= 1; /* flattened chains do not grow */
+    if (e->query && e->query->height > h) h = e->query->height; /* binding recurses through the subquery */
     e->height = h + 1;
     if (e->height > DF_SQL_MAX_HEIGHT)
-        return fail_at(p, DF_ERR_LIMIT_EXCEEDED, e->pos, "expression is nested more than %d levels deep",
+        return fail_at(p, DF_ERR_SQL_TOO_COMPLEX, e->pos, "expression is nested more than %d levels deep",
                        DF_SQL_MAX_HEIGHT);
+    if (e->height > p->qexpr) p->qexpr = e->height;
+    if (e->query) p->qsub++;
     e->end = prev_end(p);
     return e;
 }
@@ -1326,7 +1343,7 @@ static ast_tableref *parse_table_primary(parser *p) {
             r->kind = AT_SUBQUERY;
             r->query = parse_query(p);
             leave(p);
-            if (!r->query || !expect(p, TK_RPAREN, "`)`")) return NULL;
+            if (!r->query || !nest_query(p, r->query) || !expect(p, TK_RPAREN, "`)`")) return NULL;
             if (!parse_table_alias(p, r)) return NULL;
             return r;
         }
@@ -1387,8 +1404,11 @@ static bool parse_join_kind(parser *p, ast_join_type *type, bool *natural) {
     return true;
 }
 
-static ast_tableref *parse_tableref(parser *p) {
+/* Parses a FROM item and its joins; `*chain` counts the joins (the left-deep nesting they make). */
+static ast_tableref *parse_tableref_chain(parser *p, int32_t *chain) {
     ast_tableref *l = parse_table_primary(p);
+    *chain += p->jnest;
+    p->jnest = 0;
     while (l && !p->status) {
         ast_join_type type;
         bool natural;
@@ -1403,6 +1423,8 @@ static ast_tableref *parse_tableref(parser *p) {
         j->left = l;
         j->right = parse_table_primary(p);
         if (!j->right) return NULL;
+        *chain += 1 + p->jnest;
+        p->jnest = 0;
         if (type != AJ_CROSS && !natural) {
             if (accept_kw(p, KW_ON)) {
                 j->on = parse_expr(p);
@@ -1424,6 +1446,14 @@ static ast_tableref *parse_tableref(parser *p) {
         l = j;
     }
     return p->status ? NULL : l;
+}
+
+/* A parenthesised join: its chain is left in p->jnest for the enclosing chain to count. */
+static ast_tableref *parse_tableref(parser *p) {
+    int32_t chain = 0;
+    ast_tableref *r = parse_tableref_chain(p, &chain);
+    p->jnest = chain; /* a parenthesised join nests its chain in the one around it */
+    return r;
 }
 
 /* Projection item: *, t.*, expr [[AS] alias]. */
@@ -1510,10 +1540,13 @@ static ast_select *parse_select(parser *p) {
     for (int32_t k = 0; k < items.n; k++) s->items[k] = *(ast_select_item *)items.items[k];
     if (accept_kw(p, KW_FROM)) {
         plist from = {0};
+        int32_t chain = 0; /* FROM a, b JOIN c, ...: one left-deep join tree */
         do {
-            ast_tableref *r = parse_tableref(p);
+            ast_tableref *r = parse_tableref_chain(p, &chain);
             if (!r || !plist_push(p, &from, r)) return NULL;
+            chain++;
         } while (accept(p, TK_COMMA));
+        if (chain > p->qjoin) p->qjoin = chain;
         s->nfrom = from.n;
         s->from = (ast_tableref **)from.items;
     }
@@ -1568,7 +1601,7 @@ static ast_setexpr *parse_set_primary(parser *p) {
         if (!enter(p)) return NULL;
         s->query = parse_query(p);
         leave(p);
-        if (!s->query || !expect(p, TK_RPAREN, "`)`")) return NULL;
+        if (!s->query || !nest_query(p, s->query) || !expect(p, TK_RPAREN, "`)`")) return NULL;
         return s;
     }
     if (at_kw(p, KW_TABLE)) return fail_at(p, DF_ERR_SQL_UNSUPPORTED, peek(p)->start, "TABLE statements are not supported");
@@ -1578,6 +1611,7 @@ static ast_setexpr *parse_set_primary(parser *p) {
 /* Set operations: INTERSECT binds tighter than UNION / EXCEPT. */
 static ast_setexpr *parse_setexpr(parser *p, int min_prec) {
     ast_setexpr *l = parse_set_primary(p);
+    int32_t chain = 1; /* the left-deep nesting this loop builds */
     while (l) {
         int prec;
         ast_setop op;
@@ -1601,9 +1635,15 @@ static ast_setexpr *parse_setexpr(parser *p, int min_prec) {
         }
         if (!enter(p)) return NULL;
         s->left = l;
+        int32_t outer_set = p->qset;
+        p->qset = 0;
         s->right = parse_setexpr(p, prec + 1);
         leave(p);
         if (!s->right) return NULL;
+        chain = DF_MAX(chain, p->qset) + 1; /* the right operand's own chain nests under this node */
+        p->qset = DF_MAX(outer_set, chain);
+        if (p->qset > DF_SQL_MAX_HEIGHT)
+            return fail_at(p, DF_ERR_SQL_TOO_COMPLEX, pos, "more than %d chained set operations", DF_SQL_MAX_HEIGHT);
         l = s;
     }
     return l;
@@ -1630,7 +1670,8 @@ static bool parse_ctes(parser *p, ast_query *q) {
         }
         if (!expect_kw(p, KW_AS) || !expect(p, TK_LPAREN, "`(`")) return false;
         c->query = parse_query(p);
-        if (!c->query || !expect(p, TK_RPAREN, "`)`") || !plist_push(p, &ctes, c)) return false;
+        if (!c->query || !nest_query(p, c->query) || !expect(p, TK_RPAREN, "`)`") || !plist_push(p, &ctes, c))
+            return false;
     } while (accept(p, TK_COMMA));
     q->nctes = ctes.n;
     q->ctes = alloc_array(p, (size_t)ctes.n, sizeof *q->ctes);
@@ -1668,11 +1709,23 @@ static bool parse_limit_offset(parser *p, ast_query *q) {
     }
 }
 
+/* Counts a query nested in a FROM item, a CTE or a set operand as part of the enclosing query's height. */
+static bool nest_query(parser *p, const ast_query *q) {
+    if (q->height + 1 > p->qexpr) p->qexpr = q->height + 1;
+    if (p->qexpr > DF_SQL_MAX_HEIGHT) {
+        fail_at(p, DF_ERR_SQL_TOO_COMPLEX, q->pos, "query is nested more than %d levels deep", DF_SQL_MAX_HEIGHT);
+        return false;
+    }
+    return true;
+}
+
 static ast_query *parse_query(parser *p) {
     if (!enter(p)) return NULL;
     ast_query *q = alloc(p, sizeof *q);
     if (!q) return NULL;
     q->pos = peek(p)->start;
+    int32_t outer_expr = p->qexpr, outer_join = p->qjoin, outer_set = p->qset, outer_sub = p->qsub;
+    p->qexpr = p->qjoin = p->qset = p->qsub = 0;
     if (accept_kw(p, KW_WITH) && !parse_ctes(p, q)) return NULL;
     q->body = parse_setexpr(p, 0);
     if (!q->body) return NULL;
@@ -1680,6 +1733,17 @@ static ast_query *parse_query(parser *p) {
         if (!expect_kw(p, KW_BY) || !parse_order_items(p, &q->norder, &q->order)) return NULL;
     }
     if (!parse_limit_offset(p, q)) return NULL;
+    /* Plan nodes of the join and set-operation chains, and the joins its subqueries bind as, stack on
+     * top of the expressions below them. */
+    int64_t h = (int64_t)p->qexpr + p->qjoin + p->qset + p->qsub + 1;
+    if (h > DF_SQL_MAX_HEIGHT)
+        return fail_at(p, DF_ERR_SQL_TOO_COMPLEX, q->pos, "query is nested more than %d levels deep",
+                       DF_SQL_MAX_HEIGHT);
+    q->height = (int32_t)h;
+    p->qexpr = outer_expr;
+    p->qjoin = outer_join;
+    p->qset = outer_set;
+    p->qsub = outer_sub;
     leave(p);
     return q;
 }

@@ -1,12 +1,15 @@
 /*
  * Random-access inputs: local files and caller memory.
  *
- * A local file is memory-mapped read-only when the kernel allows it; reads
- * then copy from the mapping and view_at hands out pointers into it, so the
- * Parquet reader decodes pages in place without a copy.  Files that cannot
- * be mapped (special files, exotic file systems, mmap failure) fall back to
- * pread(2), and view_at then answers "no view" so callers copy.  Empty files
- * are never mapped (mmap of length 0 fails) and need no reads anyway.
+ * A local file must be a regular file: it is opened without blocking and
+ * anything else (a FIFO, a device, a socket, a directory) is refused with
+ * DF_ERR_NOT_FILE, so a FIFO left in a table cannot hang a reader.  It is
+ * memory-mapped read-only when the kernel allows it; reads then copy from
+ * the mapping and view_at hands out pointers into it, so the Parquet reader
+ * decodes pages in place without a copy.  Files that cannot be mapped
+ * (exotic file systems, mmap failure) fall back to pread(2), and view_at
+ * then answers "no view" so callers copy.  Empty files are never mapped
+ * (mmap of length 0 fails) and need no reads anyway.
  *
  * Every input counts the bytes it hands out (read or viewed) and the number
  * of calls, so a scan can report what it fetched.
@@ -107,18 +110,14 @@ df_errkind df_input_open_file(const char *path, df_input **out, df_error *err) {
     *out = NULL;
     if (!path || !*path) return df_error_set(err, DF_ERR_INVALID_ARGUMENT, "empty file path");
     int fd;
-    do fd = open(path, O_RDONLY | O_CLOEXEC);
-    while (fd < 0 && errno == EINTR);
-    if (fd < 0) return open_error(err, path, errno);
     struct stat st;
-    if (fstat(fd, &st) != 0) {
-        int e = errno;
-        close(fd);
-        return open_error(err, path, e);
-    }
-    if (S_ISDIR(st.st_mode)) {
-        close(fd);
-        return df_error_set(err, DF_ERR_IO, "cannot open %s: it is a directory", path);
+    int e = df_file_open_regular(path, 0, &fd, &st);
+    if (e > 0) return open_error(err, path, e);
+    if (e < 0) {
+        /* A FIFO would block the first read forever, a device has no fixed size: only regular files are data. */
+        df_error_set(err, DF_ERR_NOT_FILE, "cannot open %s: it is %s, not a regular file", path,
+                     df_file_kind_name((unsigned)st.st_mode));
+        return DF_ERR_NOT_FILE;
     }
     file_input *f = df_calloc(1, sizeof *f);
     char *copy = df_strdup(path);
@@ -132,7 +131,7 @@ df_errkind df_input_open_file(const char *path, df_input **out, df_error *err) {
     f->base.size = st.st_size > 0 ? (uint64_t)st.st_size : 0;
     f->fd = fd;
     f->path = copy;
-    if (S_ISREG(st.st_mode) && f->base.size > 0 && f->base.size <= SIZE_MAX) {
+    if (f->base.size > 0 && f->base.size <= SIZE_MAX) {
         void *m = mmap(NULL, (size_t)f->base.size, PROT_READ, MAP_PRIVATE, fd, 0);
         if (m != MAP_FAILED) f->map = m;   /* else: pread mode */
     }

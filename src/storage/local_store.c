@@ -196,7 +196,9 @@ static df_errkind add_entry(const char *dir, const char *name, df_store_entry **
     entry->path = df_strdup(name);
     if (!entry->path) return DF_OOM(err);
     entry->is_dir = S_ISDIR(st.st_mode);
-    entry->size = entry->is_dir ? 0 : (uint64_t)st.st_size;
+    entry->is_special = !entry->is_dir && !S_ISREG(st.st_mode);
+    entry->mode = (unsigned)(st.st_mode & S_IFMT);
+    entry->size = S_ISREG(st.st_mode) ? (uint64_t)st.st_size : 0;
     (*n)++;
     return DF_OK;
 }

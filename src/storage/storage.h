@@ -57,8 +57,10 @@ df_errkind df_input_open_memory(const void *data, size_t size, df_input **out, d
 
 typedef struct df_store_entry {
     char *path;             /* relative to the listed directory, owned */
-    uint64_t size;
+    uint64_t size;          /* 0 for anything but a regular file */
     bool is_dir;
+    bool is_special;        /* neither a regular file nor a directory (a FIFO, socket or device): never readable */
+    unsigned mode;          /* the file type bits of st_mode, for messages (df_file_kind_name) */
 } df_store_entry;
 
 typedef struct df_store df_store;

@@ -97,7 +97,7 @@ def test_delta_lake_rejects_invalid_source_args_before_loading(session):
     with pytest.raises(TypeError, match="'int' object is not an instance of 'bool'"):
         session.delta_lake("/nowhere", progress=1)
     dfe(lambda: session.delta_lake("/nowhere/at/all", name="x"), "source_config", "invalid_source_uri",
-        "invalid Delta source URI: table location could not be parsed or normalized")
+        "invalid Delta source URI: table location `/nowhere/at/all` does not exist")
     assert repr(session) == "deltafunnel.Session(sources=[], derived_tables=[])"
 
 

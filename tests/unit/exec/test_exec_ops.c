@@ -391,3 +391,252 @@ DF_TEST(explain_shows_pushdown) {
     df_query_free(q);
     df_catalog_free(cat);
 }
+
+/* Appends ", <expr with j>" for j in [0, n): the key lists of the many-key tests. */
+static void many_keys(df_buf *sql, int n, const char *fmt) {
+    for (int j = 0; j < n; j++) {
+        if (j) df_buf_append_str(sql, ", ", NULL);
+        df_buf_printf(sql, NULL, fmt, j);
+    }
+}
+
+/* Sort, merge, top-k, group, window and join keys are unbounded in number (200 keys, past any fixed array). */
+DF_TEST(operators_take_hundreds_of_keys) {
+    df_catalog *cat = tu_catalog();
+    numbers(cat, "n", 60, 4);
+    /* ORDER BY v % 3, then 198 tying keys, then v DESC: expected order computed here. */
+    char want[2048] = "";
+    for (int r = 0, first = 1; r < 3; r++)
+        for (int v = 59; v >= 0; v--)
+            if (v % 3 == r) {
+                snprintf(want + strlen(want), sizeof want - strlen(want), "%s%d", first ? "" : "\n", v);
+                first = 0;
+            }
+    df_buf sql;
+    df_buf_init(&sql, 0);
+    df_buf_append_str(&sql, "SELECT v FROM n ORDER BY v % 3, ", NULL);
+    many_keys(&sql, 198, "v * 0 + %d");
+    df_buf_append_str(&sql, ", v DESC", NULL);
+    char *text = df_buf_take(&sql);
+    for (int parts = 1; parts <= 4; parts += 3) {
+        char *got = tu_run_opts(cat, text, parts, false, 7);
+        DF_ASSERT_EQ_STR(got, want);
+        df_free(got);
+    }
+    /* Top-k with compaction (small batches) keeps the same prefix. */
+    df_buf_init(&sql, 0);
+    df_buf_printf(&sql, NULL, "%s LIMIT 5", text);
+    char *topk = df_buf_take(&sql);
+    char *got = tu_run_opts(cat, topk, 4, false, 3);
+    DF_ASSERT_EQ_STR(got, "57\n54\n51\n48\n45");
+    df_free(got);
+    df_free(topk);
+    df_free(text);
+
+    /* GROUP BY 200 keys that all follow v % 2. */
+    df_buf_init(&sql, 0);
+    df_buf_append_str(&sql, "SELECT count(*), min(v) FROM n GROUP BY ", NULL);
+    many_keys(&sql, 200, "v %% 2 + %d");
+    text = df_buf_take(&sql);
+    got = tu_run_sorted(cat, text, 4);
+    DF_ASSERT_EQ_STR(got, "30|0\n30|1");
+    df_free(got);
+    df_free(text);
+
+    /* PARTITION BY 200 keys. */
+    df_buf_init(&sql, 0);
+    df_buf_append_str(&sql, "SELECT v, row_number() OVER (PARTITION BY ", NULL);
+    many_keys(&sql, 200, "v %% 2 + %d");
+    df_buf_append_str(&sql, " ORDER BY v) AS r FROM n WHERE v < 6", NULL);
+    text = df_buf_take(&sql);
+    got = tu_run_sorted(cat, text, 4);
+    DF_ASSERT_EQ_STR(got, "0|1\n1|1\n2|2\n3|2\n4|3\n5|3");
+    df_free(got);
+    df_free(text);
+
+    /* An equi-join on 70 keys. */
+    df_buf_init(&sql, 0);
+    df_buf_append_str(&sql, "SELECT count(*) FROM n a JOIN n b ON a.v = b.v", NULL);
+    for (int j = 1; j < 70; j++) df_buf_printf(&sql, NULL, " AND a.v + %d = b.v + %d", j, j);
+    text = df_buf_take(&sql);
+    got = tu_run_sorted(cat, text, 4);
+    DF_ASSERT_EQ_STR(got, "60");
+    df_free(got);
+    df_free(text);
+    df_catalog_free(cat);
+}
+
+/* Builds pre + n * unit + mid + n2 * unit2 + post (caller frees). */
+static char *repeat_sql(const char *pre, const char *unit, int n, const char *mid, const char *unit2, int n2,
+                        const char *post) {
+    df_buf b;
+    df_buf_init(&b, 0);
+    df_buf_append_str(&b, pre, NULL);
+    for (int i = 0; i < n; i++) df_buf_append_str(&b, unit, NULL);
+    df_buf_append_str(&b, mid, NULL);
+    for (int i = 0; i < n2; i++) df_buf_append_str(&b, unit2, NULL);
+    df_buf_append_str(&b, post, NULL);
+    return df_buf_take(&b);
+}
+
+/* Hostile nesting and chains fail with sql_too_complex (never a stack overflow); moderate ones work. */
+DF_TEST(deep_sql_fails_cleanly) {
+    df_catalog *cat = tu_catalog();
+    struct {
+        char *sql;
+        const char *want; /* NULL: sql_too_complex */
+    } cases[] = {
+        {repeat_sql("SELECT ", "(", 20000, "1", ")", 20000, ""), NULL},
+        {repeat_sql("SELECT ", "(", 150, "1", ")", 150, ""), "1"},
+        {repeat_sql("SELECT 1", " + 1", 100000, "", "", 0, ""), NULL},
+        {repeat_sql("SELECT 1", " + 1", 900, "", "", 0, ""), "901"},
+        {repeat_sql("SELECT ", "abs(", 5000, "-1", ")", 5000, ""), NULL},
+        {repeat_sql("SELECT ", "CASE WHEN true THEN ", 5000, "1", " END", 5000, ""), NULL},
+        {repeat_sql("SELECT ", "- ", 5000, "1", "", 0, ""), NULL},
+        {repeat_sql("SELECT * FROM ", "(SELECT * FROM ", 5000, "(VALUES (1)) t", ") s", 5000, ""), NULL},
+        {repeat_sql("SELECT 1 WHERE 1 IN ", "(SELECT 1 WHERE 1 IN ", 3000, "(SELECT 1)", ")", 3000, ""), NULL},
+        /* Chains built in loops that nest in the plan. */
+        {repeat_sql("SELECT count(*) FROM (SELECT 1", " UNION ALL SELECT 1", 20000, ") u", "", 0, ""), NULL},
+        {repeat_sql("SELECT count(*) FROM (SELECT 1", " UNION ALL SELECT 1", 300, ") u", "", 0, ""), "301"},
+        {repeat_sql("SELECT count(*) FROM (VALUES (1)) a", " JOIN (VALUES (1)) b ON true", 5000, "", "", 0, ""), NULL},
+        {repeat_sql("SELECT count(*) FROM (VALUES (1)) a", ", (VALUES (1)) b(c)", 5000, "", "", 0, ""), NULL},
+        /* A chain at the bottom of each of many nested subqueries adds up. */
+        {repeat_sql("SELECT ", "(SELECT ", 90, "1", ") + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1 + 1",
+                    90, ""), NULL},
+        /* Every subquery expression binds as one more join on the query's input. */
+        {repeat_sql("SELECT 1 FROM (VALUES (1)) t(x) WHERE x IN (SELECT 1)", " AND x IN (SELECT 1)", 60000, "", "", 0,
+                    ""), NULL},
+        {repeat_sql("SELECT count(*) FROM (VALUES (1)) t(x) WHERE x IN (SELECT 1)", " AND x IN (SELECT 1)", 300, "", "",
+                    0, ""), "1"},
+        /* An OR chain is flattened: 20000 terms work. */
+        {repeat_sql("SELECT count(*) FROM (VALUES (1), (2)) t(x) WHERE x = 0", " OR x = 1", 20000, "", "", 0, ""),
+         "1"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        if (cases[i].want) TU_EXPECT(cat, cases[i].sql, cases[i].want);
+        else TU_EXPECT_ERROR(cat, cases[i].sql, DF_ERR_SQL_TOO_COMPLEX);
+        df_free(cases[i].sql);
+    }
+    /* CTE chains bind each body where it is named: a long chain is bounded too. */
+    df_buf b;
+    df_buf_init(&b, 0);
+    df_buf_append_str(&b, "WITH c0 AS (SELECT 1 AS x)", NULL);
+    for (int i = 1; i < 5000; i++) df_buf_printf(&b, NULL, ", c%d AS (SELECT x + 1 AS x FROM c%d)", i, i - 1);
+    df_buf_append_str(&b, " SELECT x FROM c4999", NULL);
+    char *sql = df_buf_take(&b);
+    TU_EXPECT_ERROR(cat, sql, DF_ERR_SQL_TOO_COMPLEX);
+    df_free(sql);
+    df_buf_init(&b, 0);
+    df_buf_append_str(&b, "WITH c0 AS (SELECT 1 AS x)", NULL);
+    for (int i = 1; i < 100; i++) df_buf_printf(&b, NULL, ", c%d AS (SELECT x + 1 AS x FROM c%d)", i, i - 1);
+    df_buf_append_str(&b, " SELECT x FROM c99", NULL);
+    sql = df_buf_take(&b);
+    TU_EXPECT(cat, sql, "100");
+    df_free(sql);
+    df_catalog_free(cat);
+}
+
+/* Long IN lists of constants are planned and evaluated in linear time, with SQL NULL semantics. */
+DF_TEST(long_in_lists_are_linear) {
+    df_catalog *cat = tu_catalog();
+    /* 200,000 even numbers: 2 and 399998 match; 1, 2.5 (a float against the integer list) and 400000
+     * miss; NULL is unknown; with a NULL in a NOT IN list no row qualifies. */
+    static const struct {
+        const char *op, *tail, *want;
+    } cases[] = {{"IN", "", "2"}, {"NOT IN", "", "3"}, {"NOT IN", ", NULL", "0"}, {"IN", ", NULL", "2"}};
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        df_buf b;
+        df_buf_init(&b, 0);
+        df_buf_printf(&b, NULL,
+                      "SELECT count(*) FROM (VALUES (1), (2), (NULL), (399998), (400000), (2.5)) t(x) WHERE x %s (",
+                      cases[c].op);
+        for (int i = 0; i < 200000; i++) df_buf_printf(&b, NULL, "%s%d", i ? ", " : "", i * 2);
+        df_buf_printf(&b, NULL, "%s)", cases[c].tail);
+        char *sql = df_buf_take(&b);
+        struct timespec t0, t1;
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        char *got = tu_run(cat, sql);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        DF_ASSERT_EQ_STR(got, cases[c].want);
+        /* Quadratic planning took minutes here; linear takes a second or two even under sanitizers. */
+        DF_ASSERT((t1.tv_sec - t0.tv_sec) < 60);
+        df_free(got);
+        df_free(sql);
+    }
+    df_buf b;
+    /* NOT IN with a NULL in the list is never true; a non-match of IN (..., NULL) is NULL. */
+    df_buf_init(&b, 0);
+    df_buf_append_str(&b, "SELECT x, x NOT IN (", NULL);
+    for (int i = 0; i < 20; i++) df_buf_printf(&b, NULL, "%d, ", i * 3);
+    df_buf_append_str(&b, "NULL), x IN (1.5, 3, 6, 9, 12, 15, 18, 21, 24, 27) FROM (VALUES (3), (4), (NULL)) t(x)", NULL);
+    char *sql = df_buf_take(&b);
+    TU_EXPECT(cat, sql, "3|false|true\n4|NULL|false\nNULL|NULL|NULL");
+    df_free(sql);
+    df_catalog_free(cat);
+}
+
+/* Date/time constructors and arithmetic at the edges of their ranges: DataFusion's outcome (error or
+ * NULL), never a wrapped value.  The arrow_cast values are the widest timestamps in seconds. */
+DF_TEST(datetime_overflow_follows_datafusion) {
+    df_catalog *cat = tu_catalog();
+    /* make_date: chrono's calendar, years -262143..262142. */
+    TU_EXPECT_ERROR(cat, "SELECT make_date(2147483647, 12, 31)", DF_ERR_EXECUTION);
+    TU_EXPECT_ERROR(cat, "SELECT make_date(-2147483648, 1, 1)", DF_ERR_EXECUTION);
+    TU_EXPECT_ERROR(cat, "SELECT make_date(262143, 1, 1)", DF_ERR_EXECUTION);
+    TU_EXPECT_ERROR(cat, "SELECT make_date(-262144, 12, 31)", DF_ERR_EXECUTION);
+    TU_EXPECT(cat, "SELECT make_date(262142, 12, 31) IS NOT NULL, make_date(-262143, 1, 1) IS NOT NULL", "true|true");
+    TU_EXPECT(cat, "SELECT make_date(CAST(NULL AS INT), 12, 31) IS NULL", "true");
+    /* date_bin: NULL when the source, origin or bin start does not fit nanoseconds. */
+    TU_EXPECT(cat,
+              "SELECT date_bin(interval '1 month', timestamp '1677-09-22 01:00:00', timestamp '1970-01-25 00:00:00'), "
+              "date_bin(interval '12 months', timestamp '1677-09-22 01:00:00', timestamp '1970-01-25 00:00:00'), "
+              "date_bin(interval '1 month', arrow_cast(9223372036854775000, 'Timestamp(Second, None)')), "
+              "date_bin(interval '1 month', arrow_cast(-9223372036854775000, 'Timestamp(Second, None)')), "
+              "date_bin(interval '1 second', arrow_cast(9223372036854775000, 'Timestamp(Second, None)')), "
+              "date_bin(interval '1 month', arrow_cast(9223372036854775000, 'Timestamp(Microsecond, None)'))",
+              "NULL|NULL|NULL|NULL|NULL|NULL");
+    TU_EXPECT(cat,
+              "SELECT date_bin(interval '1 month', timestamp '2262-04-11 00:00:00', timestamp '2262-04-11 23:00:00') "
+              "= timestamp '2262-03-11 23:00:00', date_bin(interval '1 month', timestamp '2024-05-05 00:00:00') "
+              "= timestamp '2024-05-01 00:00:00'",
+              "true|true");
+    TU_EXPECT_ERROR(cat, "SELECT date_bin(interval '1 month 1 day', timestamp '2024-05-05 00:00:00')", DF_ERR_EXECUTION);
+    TU_EXPECT_ERROR(cat, "SELECT date_bin(interval '106752 days', timestamp '2024-05-05 00:00:00')", DF_ERR_EXECUTION);
+    /* date_trunc and timestamp + interval: errors. */
+    TU_EXPECT_ERROR(cat, "SELECT date_trunc('month', arrow_cast(9223372036854775000, 'Timestamp(Second, None)'))",
+                    DF_ERR_NUMERIC_OVERFLOW);
+    TU_EXPECT_ERROR(cat, "SELECT date_trunc('year', arrow_cast(-9223372036854775000, 'Timestamp(Second, None)'))",
+                    DF_ERR_NUMERIC_OVERFLOW);
+    TU_EXPECT_ERROR(cat, "SELECT arrow_cast(9223372036854775000, 'Timestamp(Second, None)') + interval '1 month'",
+                    DF_ERR_NUMERIC_OVERFLOW);
+    TU_EXPECT_ERROR(cat, "SELECT arrow_cast(-9223372036854775000, 'Timestamp(Second, None)') - interval '1 day'",
+                    DF_ERR_NUMERIC_OVERFLOW);
+    TU_EXPECT_ERROR(cat, "SELECT timestamp '2262-04-11 00:00:00' + interval '1 day'", DF_ERR_NUMERIC_OVERFLOW);
+    TU_EXPECT_ERROR(cat, "SELECT date '2024-01-31' + interval '2147483647 months'", DF_ERR_NUMERIC_OVERFLOW);
+    TU_EXPECT_ERROR(cat, "SELECT arrow_cast(2147483647, 'Date32') + interval '1 day'", DF_ERR_NUMERIC_OVERFLOW);
+    TU_EXPECT_ERROR(cat, "SELECT interval '2147483647 months' + interval '1 month'", DF_ERR_NUMERIC_OVERFLOW);
+    /* Date parts outside the civil calendar are NULL; epoch is still computed. */
+    TU_EXPECT(cat,
+              "SELECT date_part('year', arrow_cast(9223372036854775000, 'Timestamp(Second, None)')), "
+              "date_part('year', arrow_cast(2147483647, 'Date32')), extract(week from arrow_cast(2147483647, 'Date32')), "
+              "date_part('epoch', arrow_cast(2147483647, 'Date32')) = 185542587100800.0, "
+              "date_part('year', date '2024-05-05'), date_part('year', make_date(262142, 12, 31))",
+              "NULL|NULL|NULL|true|2024|262142");
+    df_catalog_free(cat);
+}
+
+/* Variadic calls take any number of arguments (a generated concat of 300 columns). */
+DF_TEST(variadic_calls_take_hundreds_of_arguments) {
+    df_catalog *cat = tu_catalog();
+    df_buf b;
+    df_buf_init(&b, 0);
+    df_buf_append_str(&b, "SELECT length(concat(x", NULL);
+    for (int i = 0; i < 300; i++) df_buf_append_str(&b, ", x", NULL);
+    df_buf_append_str(&b, ")), length(concat_ws('-', x", NULL);
+    for (int i = 0; i < 99; i++) df_buf_append_str(&b, ", x", NULL);
+    df_buf_append_str(&b, ")) FROM (VALUES ('a'), ('bc')) t(x)", NULL);
+    char *sql = df_buf_take(&b);
+    TU_EXPECT(cat, sql, "301|199\n602|299");
+    df_free(sql);
+    df_catalog_free(cat);
+}

@@ -175,7 +175,9 @@ DF_TEST(toml_subset_converts_to_json) {
     df_free(j);
     static const char *const bad[] = {"a = 1\na = 2\n", "[x]\n[x]\n", "a = \"open\n", "a = [1, 2\n", "a = 01\n",
                                       "a = 1979-05-27\n", "a = {b = 1}\n[a]\n", "= 1\n", "a = 1 b = 2\n",
-                                      "a = \"\\q\"\n", "a = 99999999999999999999\n"};
+                                      "a = \"\\q\"\n", "a = 99999999999999999999\n",
+                                      /* a NUL escape would cut the value short in the C strings it becomes */
+                                      "sql = \"SELECT 1 WHERE id<0\\u0000 OR id>=0\"\n", "mode = \"replace\\U00000000xx\"\n"};
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         df_error_clear(&e);
         DF_ASSERT(toml(bad[i], &e) == NULL);

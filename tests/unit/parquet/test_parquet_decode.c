@@ -67,19 +67,36 @@ DF_TEST(plain_fixed_width_values) {
     fake_clear(&f);
 }
 
-DF_TEST(plain_int96_becomes_nanoseconds) {
+DF_TEST(plain_int96_becomes_microseconds) {
     df_error e_ = {0}, *err = &e_;
     fake f;
     fake_init(&f, DF_PARQUET_INT96, 0);
-    uint8_t raw[24];
-    /* 1970-01-02 00:00:00.000000123 and 1969-12-31 00:00:00. */
-    df_store_le64(raw, 123);
+    uint8_t raw[60];
+    /* 1970-01-02 00:00:00.000001999 (floored to 1 us) and 1969-12-31 00:00:00. */
+    df_store_le64(raw, 1999);
     df_store_le32(raw + 8, 2440589);
     df_store_le64(raw + 12, 0);
     df_store_le32(raw + 20, 2440587);
-    DF_ASSERT_OK(decode(&f, PQ_ENC_PLAIN, raw, sizeof raw, 2, 2, err), err);
-    DF_ASSERT_EQ_INT(out_i64(&f)[0], 86400000000000LL + 123);
-    DF_ASSERT_EQ_INT(out_i64(&f)[1], -86400000000000LL);
+    /* 0001-01-01 (Julian day 1721426) and 9999-12-31 23:59:59.999999999, outside the nanosecond range. */
+    df_store_le64(raw + 24, 0);
+    df_store_le32(raw + 32, 1721426);
+    df_store_le64(raw + 36, 86399999999999ULL);
+    df_store_le32(raw + 44, 5373484);
+    /* Negative nanoseconds of day floor toward negative infinity: -1 ns before 1970-01-01 is -1 us. */
+    df_store_le64(raw + 48, (uint64_t)-1);
+    df_store_le32(raw + 56, 2440588);
+    DF_ASSERT_OK(decode(&f, PQ_ENC_PLAIN, raw, sizeof raw, 5, 5, err), err);
+    DF_ASSERT_EQ_INT(out_i64(&f)[0], 86400000000LL + 1);
+    DF_ASSERT_EQ_INT(out_i64(&f)[1], -86400000000LL);
+    DF_ASSERT_EQ_INT(out_i64(&f)[2], -62135596800000000LL);
+    DF_ASSERT_EQ_INT(out_i64(&f)[3], 253402300799999999LL);
+    DF_ASSERT_EQ_INT(out_i64(&f)[4], -1);
+    fake_clear(&f);
+    /* The largest Julian day is about 11.7 million years away: beyond int64 microseconds, an error, not a wrap. */
+    fake_init(&f, DF_PARQUET_INT96, 0);
+    df_store_le64(raw, 0);
+    df_store_le32(raw + 8, UINT32_MAX);
+    DF_ASSERT_KIND(decode(&f, PQ_ENC_PLAIN, raw, 12, 1, 1, err), DF_ERR_PARQUET_UNSUPPORTED);
     fake_clear(&f);
 }
 

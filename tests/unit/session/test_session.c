@@ -6,6 +6,7 @@
  */
 #include "df_test.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -140,7 +141,10 @@ DF_TEST(registration_failures_map_to_reference_phases) {
     df_table *t = NULL;
     DF_ASSERT_OK(df_delta_source_new("/nonexistent/df/table", NULL, NULL, &src, &e), &e);
     DF_ASSERT_KIND(df_session_register_delta(s, src, "gone", NULL, &t, &e), DF_ERR_INVALID_SOURCE_URI);
-    DF_ASSERT_EQ_STR(e.message, "invalid Delta source URI: table location could not be parsed or normalized");
+    DF_ASSERT_EQ_STR(e.message, "invalid Delta source URI: table location `/nonexistent/df/table` does not exist");
+    DF_ASSERT_EQ_INT(e.subkind, DF_ERR_LOCATION_NOT_FOUND);
+    DF_ASSERT_EQ_INT(e.code, ENOENT);
+    DF_ASSERT_EQ_STR(e.context, "{\"cause_kind\":\"location_not_found\",\"errno\":2}");
     df_delta_source_free(src);
     char tmpl[] = "/tmp/df_session_empty_XXXXXX";
     char *dir = mkdtemp(tmpl);
@@ -330,7 +334,7 @@ DF_TEST(cancel_flag_stops_streams_and_previews_within_a_batch) {
             DF_ASSERT(stream.get_next(&stream, &a) != 0);
             DF_ASSERT(strncmp(stream.get_last_error(&stream), "[execution/cancelled] ", 22) == 0);
             df_error got = fresh_error();
-            DF_ASSERT(df_arrow_stream_error(&stream, &got));
+            DF_ASSERT_EQ_INT(df_arrow_stream_error(&stream, &got), DF_ERR_CANCELLED);
             DF_ASSERT_EQ_INT(got.kind, DF_ERR_CANCELLED);
             DF_ASSERT_EQ_STR(got.phase, "execution");
             df_error_clear(&got);
@@ -362,10 +366,10 @@ DF_TEST(arrow_stream_error_is_absent_until_a_failure) {
     struct ArrowArrayStream stream;
     DF_ASSERT_OK(df_table_execute_arrow(t, -1, &stream, &e), &e);
     df_error got = fresh_error();
-    DF_ASSERT(!df_arrow_stream_error(&stream, &got));
+    DF_ASSERT_EQ_INT(df_arrow_stream_error(&stream, &got), DF_OK);
     struct ArrowArray a;
     DF_ASSERT(stream.get_next(&stream, &a) != 0);
-    DF_ASSERT(df_arrow_stream_error(&stream, &got));
+    DF_ASSERT_EQ_INT(df_arrow_stream_error(&stream, &got), DF_ERR_DIVISION_BY_ZERO);
     DF_ASSERT_EQ_INT(got.kind, DF_ERR_DIVISION_BY_ZERO);
     DF_ASSERT(strncmp(stream.get_last_error(&stream), "[execution/division_by_zero] ", 29) == 0);
     df_error_clear(&got);
@@ -470,4 +474,64 @@ DF_TEST(previews_and_mutations_race_safely) {
     df_table_release(t);
     df_session_free(s);
     free(path);
+}
+
+/* Registers `path` and expects invalid_source_uri with the given finer kind and errno. */
+static void expect_location_error(df_session *s, const char *path, df_errkind sub, int code, const char *message) {
+    df_delta_source *src;
+    df_error e = fresh_error();
+    df_table *t = NULL;
+    DF_ASSERT_OK(df_delta_source_new(path, NULL, NULL, &src, &e), &e);
+    DF_ASSERT_KIND(df_session_register_delta(s, src, "t", NULL, &t, &e), DF_ERR_INVALID_SOURCE_URI);
+    DF_ASSERT_EQ_STR(e.phase, "source_config");
+    DF_ASSERT_EQ_INT(e.subkind, sub);
+    DF_ASSERT_EQ_INT(e.code, code);
+    DF_ASSERT_EQ_STR(e.message, message);
+    DF_ASSERT(t == NULL);
+    df_error_clear(&e);
+    df_delta_source_free(src);
+}
+
+DF_TEST(unresolvable_locations_say_why) {
+    df_session *s = new_session();
+    char tmpl[] = "/tmp/df_session_loc_XXXXXX";
+    char *dir = mkdtemp(tmpl);
+    DF_ASSERT(dir != NULL);
+    char a[256], b[256], file[256], under_file[300], msg[600];
+    snprintf(a, sizeof a, "%s/a", dir);
+    snprintf(b, sizeof b, "%s/b", dir);
+    DF_ASSERT_EQ_INT(symlink(b, a), 0);
+    DF_ASSERT_EQ_INT(symlink(a, b), 0);
+    snprintf(msg, sizeof msg, "invalid Delta source URI: table location `%s` is a symlink loop", a);
+    expect_location_error(s, a, DF_ERR_LOCATION_SYMLINK_LOOP, ELOOP, msg);
+
+    /* A path through a regular file: ENOTDIR, reported as not existing. */
+    snprintf(file, sizeof file, "%s/f", dir);
+    FILE *f = fopen(file, "w");
+    DF_ASSERT(f != NULL);
+    fclose(f);
+    snprintf(under_file, sizeof under_file, "%s/t", file);
+    snprintf(msg, sizeof msg, "invalid Delta source URI: table location `%s` does not exist", under_file);
+    expect_location_error(s, under_file, DF_ERR_LOCATION_NOT_FOUND, ENOTDIR, msg);
+
+    /* Root searches every directory: the permission case only holds for other users. */
+    if (geteuid() != 0) {
+        char locked[256], inside[300];
+        snprintf(locked, sizeof locked, "%s/locked", dir);
+        DF_ASSERT_EQ_INT(mkdir(locked, 0700), 0);
+        snprintf(inside, sizeof inside, "%s/t", locked);
+        DF_ASSERT_EQ_INT(mkdir(inside, 0700), 0);
+        DF_ASSERT_EQ_INT(chmod(locked, 0), 0);
+        snprintf(msg, sizeof msg, "invalid Delta source URI: table location `%s` cannot be reached: permission denied",
+                 inside);
+        expect_location_error(s, inside, DF_ERR_LOCATION_PERMISSION_DENIED, EACCES, msg);
+        chmod(locked, 0700);
+        rmdir(inside);
+        rmdir(locked);
+    }
+    unlink(a);
+    unlink(b);
+    unlink(file);
+    rmdir(dir);
+    df_session_free(s);
 }

@@ -130,7 +130,7 @@ DF_TEST(parser_bounds_nesting) {
     df_arena_init(&a, 4096, 0);
     ast_query *q;
     df_error err = {0};
-    DF_ASSERT_KIND(parse(b.data, &q, &a, &err), DF_ERR_LIMIT_EXCEEDED);
+    DF_ASSERT_KIND(parse(b.data, &q, &a, &err), DF_ERR_SQL_TOO_COMPLEX);
     df_arena_destroy(&a);
     /* Long flat AND chains are fine (flattened), long + chains are bounded. */
     df_buf_reset(&b);
@@ -143,7 +143,7 @@ DF_TEST(parser_bounds_nesting) {
     df_buf_append_str(&b, "SELECT 1", NULL);
     for (int i = 0; i < 3000; i++) df_buf_append_str(&b, " + 1", NULL);
     df_arena_init(&a, 4096, 0);
-    DF_ASSERT_KIND(parse(b.data, &q, &a, &err), DF_ERR_LIMIT_EXCEEDED);
+    DF_ASSERT_KIND(parse(b.data, &q, &a, &err), DF_ERR_SQL_TOO_COMPLEX);
     df_arena_destroy(&a);
     df_buf_free(&b);
 }
@@ -313,4 +313,29 @@ DF_TEST(type_coercion_rules) {
     df_type_release(ret);
     DF_ASSERT(!df__sqlt_arith(SQLT_ADD, df_type_utf8(), i32, &lt, &rt, &ret));
     df_type_release(d);
+}
+
+/* A NUL byte anywhere in SQL text (given with its length) is a syntax error at its offset, never a cut. */
+DF_TEST(lexer_refuses_nul_bytes_with_their_offset) {
+    static const struct {
+        const char *sql;
+        size_t len;
+        int64_t offset;
+    } cases[] = {
+        {"SELECT 1 WHERE id<0\0 OR id>=0", 29, 19},
+        {"SELECT 1 AS a\0, 2 AS b", 22, 13},
+        {"SELECT 'a\0b'", 12, 9},
+        {"SELECT 1 -- c\0omment", 20, 13},
+        {"SELECT \"x\0y\"", 12, 9},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        df_arena a;
+        df_arena_init(&a, 4096, 0);
+        ast_query *q = NULL;
+        df_error err = {0};
+        DF_ASSERT_KIND(df__sql_parse(cases[i].sql, cases[i].len, &a, &q, &err), DF_ERR_SQL_SYNTAX);
+        DF_ASSERT_EQ_INT(err.offset, cases[i].offset);
+        df_error_clear(&err);
+        df_arena_destroy(&a);
+    }
 }

@@ -75,7 +75,7 @@ DF_TEST(file_input_empty_missing_and_directory) {
     in = (df_input *)1;
     DF_ASSERT_KIND(df_input_open_file(path, &in, err), DF_ERR_NOT_FOUND);
     DF_ASSERT(in == NULL);
-    DF_ASSERT_KIND(df_input_open_file(dir, &in, err), DF_ERR_IO);
+    DF_ASSERT_KIND(df_input_open_file(dir, &in, err), DF_ERR_NOT_FILE);
     DF_ASSERT(in == NULL);
     DF_ASSERT_KIND(df_input_open_file("", &in, err), DF_ERR_INVALID_ARGUMENT);
     df_error_clear(err);
@@ -83,15 +83,42 @@ DF_TEST(file_input_empty_missing_and_directory) {
     free(dir);
 }
 
-DF_TEST(file_input_pread_fallback_for_special_files) {
-    /* A pipe cannot be mapped; /dev/zero is a character device: pread mode. */
+DF_TEST(file_input_refuses_fifos_and_devices) {
+    /*
+     * Opening a FIFO for reading blocks until a writer appears: the input
+     * must refuse it at once (the test would hang otherwise), as it refuses
+     * a character device, which has no size to read up to.
+     */
+    char *dir = make_tmpdir();
+    char path[512];
+    snprintf(path, sizeof path, "%s/00000000000000000000.json", dir);
+    DF_ASSERT_EQ_INT(mkfifo(path, 0644), 0);
     df_error err_ = {0}, *err = &err_;
-    df_input *in;
-    DF_ASSERT_OK(df_input_open_file("/dev/zero", &in, err), err);
-    const uint8_t *view = (const uint8_t *)1;
-    DF_ASSERT_OK(in->vt->view_at(in, 0, 0, &view, err), err);
-    DF_ASSERT(view == NULL);
-    df_input_close(in);
+    df_input *in = (df_input *)1;
+    DF_ASSERT_KIND(df_input_open_file(path, &in, err), DF_ERR_NOT_FILE);
+    DF_ASSERT(in == NULL);
+    DF_ASSERT(strstr(err->message, "FIFO") != NULL);
+    DF_ASSERT_KIND(df_input_open_file("/dev/zero", &in, err), DF_ERR_NOT_FILE);
+    DF_ASSERT(in == NULL);
+
+    /* Listings see the FIFO without opening it and mark it special; the store refuses to read it. */
+    df_store *s;
+    DF_ASSERT_OK(df_store_open(dir, NULL, NULL, 0, &s, err), err);
+    df_store_entry *e;
+    size_t n;
+    DF_ASSERT_OK(s->vt->list(s, "", &e, &n, err), err);
+    DF_ASSERT_EQ_UINT(n, 1);
+    DF_ASSERT(e[0].is_special && !e[0].is_dir);
+    DF_ASSERT_EQ_UINT(e[0].size, 0);
+    df_store_entries_free(e, n);
+    uint8_t *data = (uint8_t *)1;
+    size_t len = 1;
+    DF_ASSERT_KIND(s->vt->read_all(s, "00000000000000000000.json", 100, &data, &len, err), DF_ERR_NOT_FILE);
+    DF_ASSERT(data == NULL && len == 0);
+    df_store_close(s);
+    df_error_clear(err);
+    rm_tree(dir);
+    free(dir);
 }
 
 DF_TEST(memory_input_reads_and_bounds) {
