@@ -296,13 +296,24 @@ df_errkind df_table_arrow_schema(df_table *table, struct ArrowSchema *out, df_er
  */
 df_errkind df_table_execute_arrow(df_table *table, int64_t limit, struct ArrowArrayStream *out, df_error *err);
 /*
- * After get_next of a stream from df_table_execute_arrow failed: copies the
+ * After get_next of a stream from df_table_execute_arrow* failed: copies the
  * whole failure (kind, phase, subkind, code, offset, origin, context) into
- * *err and returns its kind, where get_last_error only has text.  Returns
+ * *err and returns its kind, where get_last_error only has text ("[phase/kind]
+ * message", for consumers that only see the C stream).  Returns
  * DF_OK, leaving *err alone, when `stream` has not failed, is released or
  * was not made by this library.
  */
 df_errkind df_arrow_stream_error(const struct ArrowArrayStream *stream, df_error *err);
+
+/*
+ * As df_table_execute_arrow, stoppable from any thread: once *cancel is
+ * true the running query stops within a batch (the scheduler, scans and
+ * long operators poll it) and get_next fails with DF_ERR_CANCELLED.  The
+ * flag is borrowed and must outlive the stream; NULL = not cancellable.
+ */
+df_errkind df_table_execute_arrow_cancellable(df_table *table, int64_t limit, const _Atomic bool *cancel,
+                                              struct ArrowArrayStream *out, df_error *err);
+
 
 /* ------------------------------------------------------------------------ */
 /* Previews                                                                  */
@@ -333,9 +344,11 @@ typedef struct df_preview_options {
     bool execution_profile;     /* build the per-operator execution profile */
     df_progress progress;       /* optional progress sink */
     df_log_sink log;            /* optional event sink (the DEBUG scan and profile summaries) */
+    const _Atomic bool *cancel; /* optional: set to true from any thread to stop the preview (DF_ERR_PREVIEW_FAILED
+                                   whose cause is DF_ERR_CANCELLED); borrowed for the call */
 } df_preview_options;
 
-/* Fills the defaults (limit 20, no profile, no progress, no log). */
+/* Fills the defaults (limit 20, no profile, no progress, no log, no cancel flag). */
 void df_preview_options_init(df_preview_options *opts);
 
 /*
@@ -489,6 +502,13 @@ df_errkind df_session_write_all(df_session *session, df_output_spec *const *spec
  */
 df_errkind df_job_run(const char *path, bool dry_run, const df_progress *progress, const df_log_sink *log,
                       char **report_json, df_error *err);
+/*
+ * As df_job_run; setting *cancel (from any thread or a signal handler; it
+ * is only read) stops the running output as df_write_options.cancel does
+ * (rolled back, later outputs skipped).  NULL = not cancellable.
+ */
+df_errkind df_job_run_cancellable(const char *path, bool dry_run, const df_progress *progress, const df_log_sink *log,
+                                  const _Atomic bool *cancel, char **report_json, df_error *err);
 
 /* ------------------------------------------------------------------------ */
 /* Diagnostics: ranked profiles and whole-process Perfetto captures          */

@@ -12,12 +12,19 @@
  * Results go to stdout; each error is one line "error: <phase>/<kind>:
  * <message>" on stderr.  Exit codes: 0 success, 1 the operation failed,
  * 2 usage error, 3 invalid job file, 4 some outputs failed (load), 70 out
- * of memory or an internal error.
+ * of memory or an internal error, 130 / 143 stopped by SIGINT / SIGTERM.
+ *
+ * SIGINT and SIGTERM (what batch schedulers send) only set the running
+ * operation's cancel flag: the preview or load stops within a batch, a
+ * load rolls back and drops its staging table, and the program prints
+ * "cancelled" on stderr and exits with 128 + the signal number.
  *
  * Only the public API (include/deltafunnel/deltafunnel.h) is used.
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,7 +54,7 @@ static const char main_usage[] =
     "  --help      print this help and exit\n"
     "\n"
     "Exit codes: 0 success, 1 operation failed, 2 usage error, 3 invalid job file,\n"
-    "4 some outputs failed (load), 70 internal error.\n";
+    "4 some outputs failed (load), 70 internal error, 130/143 stopped by SIGINT/SIGTERM.\n";
 
 static const char load_usage[] =
     "usage: deltafunnel load JOB [options]\n"
@@ -102,6 +109,33 @@ static const char datagen_usage[] =
     "  --shape S                mixed (default), narrow, wide or events\n"
     "  --row-group-rows N       rows per Parquet row group (default 131072)\n"
     "  --help                   print this help\n";
+
+/* The cancel flag of the running operation and the signal that set it (written only by the handler). */
+static _Atomic bool cancel_flag;
+static volatile sig_atomic_t cancel_signal;
+
+static void on_stop_signal(int signo) {
+    cancel_signal = signo;
+    atomic_store(&cancel_flag, true); /* lock-free: safe in a handler */
+}
+
+/* SIGINT / SIGTERM set the cancel flag (and nothing else) from now on. */
+static void install_stop_handlers(void) {
+    struct sigaction sa;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_stop_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+}
+
+/* After an operation: when a stop signal arrived, says so and returns 128 + its number, else `rc`. */
+static int stopped_or(int rc) {
+    int signo = cancel_signal;
+    if (!signo) return rc;
+    fprintf(stderr, "cancelled (%s)\n", signo == SIGINT ? "SIGINT" : signo == SIGTERM ? "SIGTERM" : "signal");
+    return 128 + signo;
+}
 
 static int usage_error(const char *fmt, const char *arg) {
     fprintf(stderr, "error: usage: ");
@@ -230,6 +264,7 @@ static int cmd_preview(int argc, char **argv) {
     preview_args a;
     int rc = parse_preview(argc, argv, &a);
     if (rc) return rc;
+    install_stop_handlers();
     df_error err;
     memset(&err, 0, sizeof err);
     err.offset = -1;
@@ -260,9 +295,13 @@ static int cmd_preview(int argc, char **argv) {
         df_preview_options_init(&po);
         po.limit = a.limit;
         po.execution_profile = a.profile;
+        po.cancel = &cancel_flag;
         k = df_table_preview(table, &po, &p, &err);
     }
-    if (k == DF_OK) {
+    if (cancel_signal) {
+        df_error_clear(&err);
+        rc = stopped_or(0);
+    } else if (k == DF_OK) {
         fwrite(df_preview_text(p), 1, df_preview_text_length(p), stdout);
         putchar('\n');
         print_timings(p);
@@ -417,20 +456,24 @@ static int cmd_load(int argc, char **argv) {
         }
     }
     if (!path) return usage_error("load needs a JOB file%s", "");
+    install_stop_handlers();
     df_progress prog = {progress ? print_progress : NULL, NULL};
     df_log_sink log = {log_level ? print_log : NULL, &log_level};
     df_error err;
     memset(&err, 0, sizeof err);
     err.offset = -1;
     char *report = NULL;
-    if (df_job_run(path, dry, &prog, &log, &report, &err) != DF_OK) return load_error(&err);
+    if (df_job_run_cancellable(path, dry, &prog, &log, &cancel_flag, &report, &err) != DF_OK) {
+        int code = load_error(&err);
+        return stopped_or(code);
+    }
     fputs(report, stdout);
     fputc('\n', stdout);
     /* A write_all report with failures: exit 4 (the report says which). */
     bool failures = !dry && strstr(report, "\"all_succeeded\":false") != NULL;
     df_free(report);
-    if (fflush(stdout) != 0) return EXIT_OPERATION;
-    return failures ? EXIT_OUTPUTS_FAILED : 0;
+    if (fflush(stdout) != 0) return stopped_or(EXIT_OPERATION);
+    return stopped_or(failures ? EXIT_OUTPUTS_FAILED : 0);
 }
 
 /* ------------------------------------------------------------------------ */

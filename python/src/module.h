@@ -200,6 +200,49 @@ void df_py_progress_done(df_py_progress *p);
 PyObject *df_py_progress_deliver(df_py_progress *p, PyObject *result, const char *status);
 
 /* ------------------------------------------------------------------------ */
+/* Ctrl-C during native calls (interrupt.c)                                  */
+
+/* A native call run by df_py_run_interruptible (no GIL, no Python). */
+typedef void (*df_py_native_fn)(void *arg);
+
+/* The ident of Python's main thread (GIL held), 0 when it cannot be told. */
+unsigned long df_py_main_thread_ident(void);
+/*
+ * Runs fn(arg) with the GIL released so that signals stay deliverable: on
+ * the main thread the call runs on a helper thread while this thread checks
+ * for signals every 20 ms.  When a handler raises (KeyboardInterrupt),
+ * *cancel is set, the call is waited for (the library stops within a
+ * batch), *interrupt receives the handler's exception (a new reference) and
+ * 1 is returned; otherwise 0 with *interrupt NULL.  GIL held on entry and
+ * exit.  Off the main thread fn runs directly (no signals arrive there).
+ */
+int df_py_run_interruptible(df_py_native_fn fn, void *arg, _Atomic bool *cancel, PyObject **interrupt);
+/*
+ * Raises `interrupt` (consumed) with deltafunnel_operation_status =
+ * `status`; a pending exception (the operation's own error) becomes its
+ * deltafunnel_operation_error and `report` (borrowed, may be NULL) its
+ * deltafunnel_operation_report.  Returns NULL.
+ */
+PyObject *df_py_raise_interrupt(PyObject *interrupt, const char *status, PyObject *report);
+/*
+ * Executes `table` as an Arrow C stream whose get_next, pulled on the main
+ * thread, can be interrupted by signals.  `owner_raises`: the caller (Table.to_arrow)
+ * raises the interruption itself through df_py_stream_raise; otherwise a
+ * KeyboardInterrupt is re-armed for Python after the failed get_next.
+ * *handle identifies the stream for df_py_stream_raise while its consumer
+ * holds it.  0, or -1 with an exception set.
+ */
+int df_py_table_stream(df_py_state *st, df_table *table, bool owner_raises, struct ArrowArrayStream *out,
+                       void **handle);
+/*
+ * After the stream's consumer failed (its exception pending): raises the
+ * interruption, or the library's error as DeltaFunnelError (phase, kind),
+ * in its place and returns NULL; leaves the consumer's exception when the
+ * stream itself did not fail.
+ */
+PyObject *df_py_stream_raise(df_py_state *st, void *handle);
+
+/* ------------------------------------------------------------------------ */
 /* SQL Server outputs (table.c)                                              */
 
 /* The native spec of an MssqlOutputSpec (borrowed) and its Session object (borrowed). */

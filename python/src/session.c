@@ -9,6 +9,8 @@
  */
 #include "module.h"
 
+#include <stdatomic.h>
+
 typedef struct {
     PyObject_HEAD
     df_session *session;             /* owned reference */
@@ -229,6 +231,22 @@ static PyObject *session_table_from_sql(PyObject *self, PyObject *const *args, P
     return df_py_table_new(st, self, table);
 }
 
+/* One native write_all, run by df_py_run_interruptible. */
+typedef struct write_all_call {
+    df_session *session;             /* borrowed */
+    df_output_spec *const *specs;    /* borrowed */
+    int32_t nspecs;                  /* entries of specs */
+    const df_write_all_options *opts; /* borrowed */
+    char *report;                    /* the report JSON */
+    df_error err;                    /* the failure */
+    df_errkind k;                    /* df_session_write_all's result */
+} write_all_call;
+
+static void write_all_main(void *arg) {
+    write_all_call *c = arg;
+    c->k = df_session_write_all(c->session, c->specs, c->nspecs, c->opts, &c->report, &c->err);
+}
+
 /*
  * write_all / write_all_for_stream_benchmark: Python type checks here
  * (outputs must be MssqlOutputSpec, options a dict, strict bools), every
@@ -304,19 +322,45 @@ static PyObject *write_all_common(PyObject *self, PyObject **in, PyObject *progr
         Py_DECREF(seq);
         return df_py_progress_deliver(&progress_state, NULL, "failed");
     }
+    _Atomic bool cancel;
+    atomic_init(&cancel, false);
+    opts.write.cancel = &cancel;
+    PyObject *interrupt = NULL;
     if (k == DF_OK) {
-        df_session *session = ((SessionObject *)self)->session;
+        write_all_call c = {((SessionObject *)self)->session, specs, (int32_t)n, &opts, NULL, err, DF_OK};
         if (dry) {
-            k = df_session_write_all(session, specs, (int32_t)n, &opts, &report, &err);
-        } else {
+            write_all_main(&c);
+        } else if (rp) {
+            /* A ranked profile captures the calling thread: the run stays here. */
             Py_BEGIN_ALLOW_THREADS
-            k = df_session_write_all(session, specs, (int32_t)n, &opts, &report, &err);
+            write_all_main(&c);
             Py_END_ALLOW_THREADS
+        } else {
+            df_py_run_interruptible(write_all_main, &c, &cancel, &interrupt);
         }
+        report = c.report;
+        err = c.err;
+        k = c.k;
     }
     df_py_value_pool_free(&pool);
     PyMem_Free(specs);
     Py_DECREF(seq);
+    if (interrupt) {
+        /* Cancelled: the running output was rolled back, later ones skipped; the report says so. */
+        df_py_progress_done(&progress_state);
+        Py_CLEAR(progress_state.interrupt);
+        PyObject *out = NULL;
+        if (k != DF_OK) {
+            df_py_raise(st, &err);
+        } else {
+            out = df_py_json(st, report);
+            if (!out) PyErr_Clear();
+        }
+        df_free(report);
+        df_py_raise_interrupt(interrupt, "cancelled", out);
+        Py_XDECREF(out);
+        return NULL;
+    }
     if (k != DF_OK)
         return df_py_progress_deliver(&progress_state,
                                       df_py_ranked_outcome(st, rp, df_py_raise(st, &err), "failed", false), "failed");

@@ -60,7 +60,25 @@ static PyObject *decode(const char *s) {
     return PyUnicode_DecodeUTF8(s, (Py_ssize_t)strlen(s), "replace");
 }
 
-/* Runs a preview with the GIL released (under a ranked profile when `ranked` is a config); returns a Preview or raises. */
+/* One native preview, run by df_py_run_interruptible. */
+typedef struct preview_call {
+    df_table *table;                 /* borrowed */
+    const df_preview_options *opts;  /* borrowed */
+    df_preview *out;                 /* the result */
+    df_error err;                    /* the failure */
+    df_errkind k;                    /* df_table_preview's result */
+} preview_call;
+
+static void preview_main(void *arg) {
+    preview_call *c = arg;
+    c->k = df_table_preview(c->table, c->opts, &c->out, &c->err);
+}
+
+/*
+ * Runs a preview with the GIL released (under a ranked profile when
+ * `ranked` is a config, on this thread: the capture scope is the calling
+ * thread; otherwise interruptible by Ctrl-C); returns a Preview or raises.
+ */
 static PyObject *run_preview(df_py_state *st, TableObject *t, int64_t limit, int progress_mode, int profile,
                              PyObject *ranked) {
     df_ranked_profile *rp = NULL;
@@ -72,14 +90,31 @@ static PyObject *run_preview(df_py_state *st, TableObject *t, int64_t limit, int
     opts.execution_profile = profile != 0;
     df_py_progress_init(&progress, progress_mode, &opts.progress);
     df_py_log_sink_init(st, &opts.log);
-    df_preview *p = NULL;
-    df_error err;
-    memset(&err, 0, sizeof err);
-    df_errkind k;
-    Py_BEGIN_ALLOW_THREADS
-    k = df_table_preview(t->table, &opts, &p, &err);
-    Py_END_ALLOW_THREADS
+    _Atomic bool cancel;
+    atomic_init(&cancel, false);
+    opts.cancel = &cancel;
+    preview_call c;
+    memset(&c, 0, sizeof c);
+    c.table = t->table;
+    c.opts = &opts;
+    PyObject *interrupt = NULL;
+    if (rp) {
+        Py_BEGIN_ALLOW_THREADS
+        preview_main(&c);
+        Py_END_ALLOW_THREADS
+    } else {
+        df_py_run_interruptible(preview_main, &c, &cancel, &interrupt);
+    }
+    df_preview *p = c.out;
+    df_error err = c.err;
+    df_errkind k = c.k;
     df_py_progress_done(&progress);
+    if (interrupt) {
+        df_preview_free(p);
+        Py_CLEAR(progress.interrupt);
+        if (k != DF_OK) df_py_raise(st, &err);
+        return df_py_raise_interrupt(interrupt, k == DF_OK ? "completed" : "cancelled", NULL);
+    }
     if (k != DF_OK) {
         PyObject *fields = Py_BuildValue("{s:s,s:L}", "error_kind", df_errkind_name(err.kind), "row_limit",
                                          (long long)limit);
@@ -174,25 +209,13 @@ static void capsule_release(PyObject *capsule) {
     PyMem_RawFree(s);
 }
 
-static PyObject *table_arrow_stream(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
-    static const char *const names[] = {"requested_schema"};
-    static const df_py_sig sig = {"Table.__arrow_c_stream__", names, 1, 1, 0, 0};
-    df_py_state *st = df_py_state_of_type(Py_TYPE(self));
-    PyObject *in[1];
-    if (df_py_bind(&sig, args, nargs, kwnames, in) < 0) return NULL;
-    /* A requested schema is a hint the producer may ignore; batches keep their own schema. */
+/* A capsule holding the table's interruptible stream (df_py_table_stream); *handle as there. */
+static PyObject *stream_capsule(df_py_state *st, df_table *table, bool owner_raises, void **handle) {
     struct ArrowArrayStream *s = PyMem_RawCalloc(1, sizeof *s);
     if (!s) return PyErr_NoMemory();
-    df_error err;
-    memset(&err, 0, sizeof err);
-    df_errkind k;
-    df_table *table = ((TableObject *)self)->table;
-    Py_BEGIN_ALLOW_THREADS
-    k = df_table_execute_arrow(table, -1, s, &err);
-    Py_END_ALLOW_THREADS
-    if (k != DF_OK) {
+    if (df_py_table_stream(st, table, owner_raises, s, handle) < 0) {
         PyMem_RawFree(s);
-        return df_py_raise(st, &err);
+        return NULL;
     }
     PyObject *capsule = PyCapsule_New(s, "arrow_array_stream", capsule_release);
     if (!capsule) {
@@ -202,49 +225,25 @@ static PyObject *table_arrow_stream(PyObject *self, PyObject *const *args, Py_ss
     return capsule;
 }
 
+static PyObject *table_arrow_stream(PyObject *self, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames) {
+    static const char *const names[] = {"requested_schema"};
+    static const df_py_sig sig = {"Table.__arrow_c_stream__", names, 1, 1, 0, 0};
+    df_py_state *st = df_py_state_of_type(Py_TYPE(self));
+    PyObject *in[1];
+    if (df_py_bind(&sig, args, nargs, kwnames, in) < 0) return NULL;
+    /* A requested schema is a hint the producer may ignore; batches keep their own schema. */
+    void *handle;
+    return stream_capsule(st, ((TableObject *)self)->table, false, &handle);
+}
+
 /*
- * to_arrow hands pyarrow a stream that forwards to the library's stream and
- * keeps the df_error of a failed get_next: pyarrow turns a failure into an
- * OSError with the text only, and to_arrow raises the DeltaFunnelError
- * instead.  Two references: the stream pyarrow releases and to_arrow.
+ * pyarrow reads the stream with the GIL released on this thread; the
+ * stream's get_next watches for Ctrl-C, and a failure is raised as what it
+ * was (KeyboardInterrupt, DeltaFunnelError with phase and kind) instead of
+ * pyarrow's OSError echo of the message.
  */
-typedef struct watched_stream {
-    struct ArrowArrayStream inner;   /* the library's stream, owned */
-    df_error err;                    /* the failure of inner.get_next; kind DF_OK while none */
-    _Atomic int refs;                /* pyarrow's release and to_arrow's own */
-} watched_stream;
-
-static void watched_unref(watched_stream *w) {
-    if (atomic_fetch_sub(&w->refs, 1) != 1) return;
-    if (w->inner.release) w->inner.release(&w->inner);
-    df_error_clear(&w->err);
-    PyMem_RawFree(w);
-}
-
-static int watched_get_schema(struct ArrowArrayStream *s, struct ArrowSchema *out) {
-    watched_stream *w = s->private_data;
-    return w->inner.get_schema(&w->inner, out);
-}
-
-static int watched_get_next(struct ArrowArrayStream *s, struct ArrowArray *out) {
-    watched_stream *w = s->private_data;
-    int rc = w->inner.get_next(&w->inner, out);
-    if (rc != 0 && w->err.kind == DF_OK) df_arrow_stream_error(&w->inner, &w->err);
-    return rc;
-}
-
-static const char *watched_get_last_error(struct ArrowArrayStream *s) {
-    watched_stream *w = s->private_data;
-    return w->inner.get_last_error(&w->inner);
-}
-
-static void watched_release(struct ArrowArrayStream *s) {
-    if (!s->release) return;
-    watched_unref(s->private_data);
-    s->release = NULL;
-}
-
 static PyObject *table_to_arrow(PyObject *self, PyObject *unused) {
+    df_py_state *st = df_py_state_of_type(Py_TYPE(self));
     PyObject *pa = PyImport_ImportModule("pyarrow");
     if (!pa) {
         if (PyErr_ExceptionMatches(PyExc_ImportError)) {
@@ -253,67 +252,19 @@ static PyObject *table_to_arrow(PyObject *self, PyObject *unused) {
         }
         return NULL;
     }
-    PyObject *rbr = PyObject_GetAttrString(pa, "RecordBatchReader");
-    PyObject *import = rbr ? PyObject_GetAttrString(rbr, "_import_from_c_capsule") : NULL;
-    Py_XDECREF(rbr);
-    if (!import) {
-        /* An older pyarrow: read through the PyCapsule interface (failures stay pyarrow's errors). */
-        PyErr_Clear();
-        PyObject *t = PyObject_CallMethod(pa, "table", "O", self);
-        Py_DECREF(pa);
-        return t;
-    }
+    PyObject *reader_type = PyObject_GetAttrString(pa, "RecordBatchReader");
     Py_DECREF(pa);
-    df_py_state *st = df_py_state_of_type(Py_TYPE(self));
-    watched_stream *w = PyMem_RawCalloc(1, sizeof *w);
-    struct ArrowArrayStream *outer = PyMem_RawCalloc(1, sizeof *outer);
-    if (!w || !outer) {
-        PyMem_RawFree(w);
-        PyMem_RawFree(outer);
-        Py_DECREF(import);
-        return PyErr_NoMemory();
-    }
-    df_error err;
-    memset(&err, 0, sizeof err);
-    df_errkind k;
-    df_table *table = ((TableObject *)self)->table;
-    Py_BEGIN_ALLOW_THREADS
-    k = df_table_execute_arrow(table, -1, &w->inner, &err);
-    Py_END_ALLOW_THREADS
-    if (k != DF_OK) {
-        PyMem_RawFree(w);
-        PyMem_RawFree(outer);
-        Py_DECREF(import);
-        return df_py_raise(st, &err);
-    }
-    atomic_init(&w->refs, 2);
-    outer->get_schema = watched_get_schema;
-    outer->get_next = watched_get_next;
-    outer->get_last_error = watched_get_last_error;
-    outer->release = watched_release;
-    outer->private_data = w;
-    PyObject *capsule = PyCapsule_New(outer, "arrow_array_stream", capsule_release);
-    if (!capsule) {
-        watched_release(outer);
-        PyMem_RawFree(outer);
-        watched_unref(w);
-        Py_DECREF(import);
-        return NULL;
-    }
-    PyObject *reader = PyObject_CallOneArg(import, capsule);
-    Py_DECREF(import);
-    PyObject *result = reader ? PyObject_CallMethod(reader, "read_all", NULL) : NULL;
-    Py_XDECREF(reader);
-    Py_DECREF(capsule);
-    if (!result && w->err.kind != DF_OK) {
-        PyErr_Clear();
-        df_error e;
-        memset(&e, 0, sizeof e);
-        df_error_move(&e, &w->err);
-        result = df_py_raise(st, &e);
-    }
-    watched_unref(w);
-    return result;
+    if (!reader_type) return NULL;
+    void *handle;
+    PyObject *capsule = stream_capsule(st, ((TableObject *)self)->table, true, &handle);
+    PyObject *reader = capsule ? PyObject_CallMethod(reader_type, "_import_from_c_capsule", "O", capsule) : NULL;
+    Py_DECREF(reader_type);
+    Py_XDECREF(capsule);
+    if (!reader) return NULL;
+    PyObject *t = PyObject_CallMethod(reader, "read_all", NULL);
+    if (!t) df_py_stream_raise(st, handle);
+    Py_DECREF(reader);
+    return t;
 }
 
 static PyObject *table_schema(PyObject *self, void *unused) {
@@ -425,7 +376,26 @@ void df_py_log_sink_init(df_py_state *st, df_log_sink *sink) {
     sink->user = st;
 }
 
-/* Runs one output with the GIL released; returns the report dict or raises. */
+/* One native write, run by df_py_run_interruptible. */
+typedef struct write_call {
+    const df_output_spec *spec;      /* borrowed */
+    const df_write_options *opts;    /* borrowed */
+    char *report;                    /* the report JSON */
+    df_error err;                    /* the failure */
+    df_errkind k;                    /* df_output_write's result */
+} write_call;
+
+static void write_main(void *arg) {
+    write_call *c = arg;
+    c->k = df_output_write(c->spec, c->opts, &c->report, &c->err);
+}
+
+/*
+ * Runs one output with the GIL released (interruptible by Ctrl-C unless
+ * ranked-profiled, which must stay on this thread); returns the report dict
+ * or raises.  An interrupted write is cancelled (rolled back by the
+ * lifecycle) and KeyboardInterrupt carries the outcome.
+ */
 static PyObject *run_write(df_py_state *st, df_output_spec *spec, int dry, int progress_mode, int profile,
                            int parallel, PyObject *ranked) {
     df_ranked_profile *rp = NULL;
@@ -438,16 +408,40 @@ static PyObject *run_write(df_py_state *st, df_output_spec *spec, int dry, int p
     opts.parallel_connections = parallel;
     df_py_progress_init(&progress, progress_mode, &opts.progress);
     df_py_log_sink_init(st, &opts.log);
-    char *report = NULL;
-    df_error err;
-    memset(&err, 0, sizeof err);
-    df_errkind k;
+    _Atomic bool cancel;
+    atomic_init(&cancel, false);
+    opts.cancel = &cancel;
+    write_call c;
+    memset(&c, 0, sizeof c);
+    c.spec = spec;
+    c.opts = &opts;
+    PyObject *interrupt = NULL;
     if (dry) {
-        k = df_output_write(spec, &opts, &report, &err);
-    } else {
+        write_main(&c);
+    } else if (rp) {
         Py_BEGIN_ALLOW_THREADS
-        k = df_output_write(spec, &opts, &report, &err);
+        write_main(&c);
         Py_END_ALLOW_THREADS
+    } else {
+        df_py_run_interruptible(write_main, &c, &cancel, &interrupt);
+    }
+    char *report = c.report;
+    df_error err = c.err;
+    df_errkind k = c.k;
+    if (interrupt) {
+        df_py_progress_done(&progress);
+        Py_CLEAR(progress.interrupt);
+        PyObject *out = NULL;
+        if (k != DF_OK) {
+            df_py_raise(st, &err);
+        } else {
+            out = df_py_json(st, report);
+            if (!out) PyErr_Clear();
+        }
+        df_free(report);
+        df_py_raise_interrupt(interrupt, k == DF_OK ? "completed" : "cancelled", out);
+        Py_XDECREF(out);
+        return NULL;
     }
     if (k != DF_OK)
         return df_py_progress_deliver(&progress, df_py_ranked_outcome(st, rp, df_py_raise(st, &err), "failed", false),

@@ -203,7 +203,7 @@ df_errkind df_arrow_export_batch(df_batch *b, struct ArrowArray *out, df_error *
 typedef struct stream_private {
     df_batch_stream *stream;   /* owned; NULL once finished */
     df_schema *schema;         /* owned reference */
-    char last_error[DF_ERROR_MESSAGE_SIZE + 64];   /* "phase/kind: message" for get_last_error */
+    char last_error[DF_ERROR_MESSAGE_SIZE + 64];   /* "[phase/kind] message" for get_last_error */
     df_error err;              /* the failure behind last_error, whole, for df_arrow_stream_error */
 } stream_private;
 
@@ -240,8 +240,12 @@ static int stream_get_next(struct ArrowArrayStream *s, struct ArrowArray *out) {
         df_batch_release(b);
     }
     if (k != DF_OK) {
-        /* Keep the kind and phase so consumers can tell failures apart. */
-        snprintf(p->last_error, sizeof p->last_error, "%s/%s: %s", err.phase, df_errkind_name(k), err.message);
+        /*
+         * Keep the kind and phase so consumers that only see the message
+         * (pyarrow, DuckDB) can tell failures apart; hosts read the error
+         * itself through df_arrow_stream_error.
+         */
+        snprintf(p->last_error, sizeof p->last_error, "[%s/%s] %s", err.phase, df_errkind_name(k), err.message);
         df_error_move(&p->err, &err);
         df_batch_stream_close(p->stream);
         p->stream = NULL;

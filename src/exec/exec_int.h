@@ -124,8 +124,20 @@ struct df_op {
 /* df_op_next for profiled or traced operators: metrics and the poll_next activity. */
 df_errkind df__op_next_instrumented(df_op *op, df_batch **out, df_error *err);
 
-/* Pulls one batch, timing and counting it when profiling, recording it when traced. */
+/*
+ * Pulls one batch, timing and counting it when profiling, recording it when
+ * traced.  The caller's cancel flag is polled here, once per batch and
+ * operator, so every pipeline (and every pool task, which is a pipeline)
+ * stops within a batch of the flag being set; only the caller's flag:
+ * ctx->cancel also marks a consumer that closed early, which must not fail
+ * operators still draining above a closed LIMIT input.
+ */
 static inline df_errkind df_op_next(df_op *op, df_batch **out, df_error *err) {
+    const _Atomic bool *cancel = op->ctx->user_cancel;
+    if (DF_UNLIKELY(cancel && atomic_load_explicit(cancel, memory_order_relaxed))) {
+        *out = NULL;
+        return df__exec_check_cancel(op->ctx, err);
+    }
     if (DF_LIKELY(!op->instrumented)) return op->vt->next(op, out, err);
     return df__op_next_instrumented(op, out, err);
 }
@@ -425,6 +437,12 @@ int df__sortspec_cmp(const df__sortspec *sp, df_vec *const *a, int64_t i, df_vec
 
 /* Stable sort of the row indices idx[0..n) by evaluated key vectors. */
 df_errkind df__sort_indices(const df__sortspec *sp, df_vec *const *keys, int32_t *idx, int64_t n, df_error *err);
+/*
+ * The same, polling ctx's cancel flags every 64 Ki rows merged: a sort of
+ * millions of rows is one long call.  DF_ERR_CANCELLED when cancelled.
+ */
+df_errkind df__sort_indices_in(df_exec_ctx *ctx, const df__sortspec *sp, df_vec *const *keys, int32_t *idx, int64_t n,
+                               df_error *err);
 
 /* ------------------------------------------------------------------------ */
 /* Physical planning                                                         */

@@ -106,13 +106,22 @@ static void states_free(const df__sortspec *sp, df_xstate **st) {
     df_free(st);
 }
 
-/* Stable bottom-up merge sort of idx[0..n) by the keys. */
 df_errkind df__sort_indices(const df__sortspec *sp, df_vec *const *keys, int32_t *idx, int64_t n, df_error *err) {
+    return df__sort_indices_in(NULL, sp, keys, idx, n, err);
+}
+
+/* Stable bottom-up merge sort of idx[0..n) by the keys. */
+df_errkind df__sort_indices_in(df_exec_ctx *ctx, const df__sortspec *sp, df_vec *const *keys, int32_t *idx, int64_t n,
+                               df_error *err) {
     int32_t *tmp = df_malloc((size_t)(n ? n : 1) * sizeof(int32_t));
     if (!tmp) return DF_OOM(err);
     /* Insertion sort runs of 16, then merge. */
     const int64_t run = 16;
     for (int64_t s = 0; s < n; s += run) {
+        if (ctx && (s & 65535) == 0 && df_exec_cancelled(ctx)) {
+            df_free(tmp);
+            return df__exec_check_cancel(ctx, err);
+        }
         int64_t e = DF_MIN(s + run, n);
         for (int64_t i = s + 1; i < e; i++) {
             int32_t x = idx[i];
@@ -133,7 +142,15 @@ df_errkind df__sort_indices(const df__sortspec *sp, df_vec *const *keys, int32_t
                 df__memcpy(dst + lo, src + lo, (size_t)(hi - lo) * sizeof(int32_t)); /* already ordered */
                 continue;
             }
-            while (a < mid && b < hi) dst[o++] = df__sortspec_cmp(sp, keys, src[b], keys, src[a]) < 0 ? src[b++] : src[a++];
+            while (a < mid && b < hi) {
+                /* In slices of 64 Ki rows, so a cancel is seen within one. */
+                for (int64_t end = o + 65536; a < mid && b < hi && o < end;)
+                    dst[o++] = df__sortspec_cmp(sp, keys, src[b], keys, src[a]) < 0 ? src[b++] : src[a++];
+                if (ctx && df_exec_cancelled(ctx)) {
+                    df_free(tmp);
+                    return df__exec_check_cancel(ctx, err);
+                }
+            }
             while (a < mid) dst[o++] = src[a++];
             while (b < hi) dst[o++] = src[b++];
         }
@@ -207,7 +224,7 @@ static df_errkind sort_buffer(sort_op *s, int64_t keep, df_error *err) {
         order = df_malloc((size_t)(n ? n : 1) * sizeof(int32_t));
         if (!order) k = DF_OOM(err);
         for (int64_t i = 0; !k && i < n; i++) order[i] = (int32_t)i;
-        if (!k) k = df__sort_indices(&sp->spec, keys, order, n, err);
+        if (!k) k = df__sort_indices_in(s->base.ctx, &sp->spec, keys, order, n, err);
         for (int32_t j = 0; j < sp->spec.nkeys; j++) df_vec_release(keys[j]);
     }
     if (k) {

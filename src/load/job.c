@@ -356,6 +356,11 @@ static void job_free(job *j) {
 
 df_errkind df_job_run(const char *path, bool dry_run, const df_progress *progress, const df_log_sink *log,
                       char **report_json, df_error *err) {
+    return df_job_run_cancellable(path, dry_run, progress, log, NULL, report_json, err);
+}
+
+df_errkind df_job_run_cancellable(const char *path, bool dry_run, const df_progress *progress, const df_log_sink *log,
+                                  const _Atomic bool *cancel, char **report_json, df_error *err) {
     *report_json = NULL;
     job j;
     memset(&j, 0, sizeof j);
@@ -384,6 +389,7 @@ df_errkind df_job_run(const char *path, bool dry_run, const df_progress *progres
         df_write_all_options wo;
         df_write_all_options_init(&wo);
         wo.write.dry_run = dry_run;
+        wo.write.cancel = cancel;
         if (progress) wo.write.progress = *progress;
         if (log) wo.write.log = *log;
         wo.options = ov && !dry_run ? &options : NULL;

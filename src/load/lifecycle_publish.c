@@ -45,7 +45,7 @@ df_errkind df__wrun_finalize_step(df_wrun *r, df_error *err) {
         df_wpool *p = r->pool;
         r->pool = NULL;
         df__wpool_enter(p); /* ... and for the finalization while they finish their loads */
-        k = df__wpool_finish(p, &server_rows, err);
+        k = df__wpool_finish(p, r->opts->cancel, &server_rows, err);
         if (k == DF_ERR_VALUE_CONVERSION) {
             /* A worker rejected a value: report it as the batch write it was. */
             const char *code = df__wrun_conversion_code(err);
@@ -303,10 +303,12 @@ df_errkind df__wrun_swap_step(df_wrun *r, df_error *err) {
 
 /* A usable connection for cleanup: the load's own, or a new one when it died. */
 static df_errkind cleanup_conn(df_wrun *r, df_error *err) {
-    df__wpool_abort(r->pool);
+    df__wpool_stop(r->pool, r->cancelled);
     r->pool = NULL;
     if (r->bulk) {
-        df_mssql_bulk_abort(r->bulk);
+        /* A cancelled load leaves at once: ending it politely makes the server read every row in flight first. */
+        if (r->cancelled) df_mssql_bulk_discard(r->bulk);
+        else df_mssql_bulk_abort(r->bulk);
         r->bulk = NULL;
     }
     if (r->conn) {

@@ -108,6 +108,13 @@ static void log_debug_event(void *user, const char *event, const char *fields_js
     df__write_log(user, DF_LOG_DEBUG, event, fields_json);
 }
 
+/* A step that was stopped by the caller's cancel flag, or DF_OK when the flag is clear. */
+static df_errkind check_cancel(df_wrun *r, int step, df_error *err) {
+    if (!df__wrun_cancelled(r)) return DF_OK;
+    df_error_set(err, DF_ERR_CANCELLED, "the write was cancelled");
+    return df__stage_run_fail(&r->stages, step, DF_ERR_CANCELLED, err);
+}
+
 /* The lifecycle after planning; returns the first failure. */
 static df_errkind run_lifecycle(df_wrun *r, df_error *err) {
     df__stage_run_label(&r->stages, "Preparing data stream");
@@ -115,8 +122,10 @@ static df_errkind run_lifecycle(df_wrun *r, df_error *err) {
     bool bench = r->ctx->stream_benchmark;
     if (!bench) {
         DF_TRY(df__wrun_connect_step(r, err));
+        df__wcancel_watch(&r->watcher, r->conn);
         DF_TRY(df__wrun_prepare_step(r, err));
         DF_TRY(df__wrun_init_step(r, err));
+        df__wcancel_bulk(&r->watcher, true);
     }
     df__stage_run_label(&r->stages, bench ? "Preparing data stream" : "Writing to SQL Server");
     df_diag_span sw = df_diag_stage_begin(r->ctx->op, DF_DIAG_STAGE_STREAM_AND_WRITE_BATCHES, r->ctx->owner);
@@ -135,8 +144,13 @@ static df_errkind run_lifecycle(df_wrun *r, df_error *err) {
         df_exec_profile_release(execution);
     }
     if (k != DF_OK || bench) return k;
+    DF_TRY(check_cancel(r, WSTEP_FINALIZE, err));
     DF_TRY(df__wrun_finalize_step(r, err));
+    df__wcancel_bulk(&r->watcher, false); /* the bulk load is done: statements are cancelled with ATTENTION again */
     DF_TRY(df__wrun_validation_step(r, err));
+    /* Past this point the load is published as a whole: no cancel halfway through the swap. */
+    df__wcancel_stop(&r->watcher);
+    DF_TRY(check_cancel(r, WSTEP_SWAP, err));
     return df__wrun_swap_step(r, err);
 }
 
@@ -247,7 +261,11 @@ df_errkind df__write_run(const df_output_spec *spec, const df_write_options *opt
         return k; /* planning errors are raised as they are */
     }
     log_output(&r, "output.started", DF_LOG_INFO);
+    if (!ctx->stream_benchmark) df__wcancel_start(&r.watcher, opts->cancel);
     k = run_lifecycle(&r, err);
+    /* Cleanup runs its statements on the load's connection: nothing may cancel them. */
+    df__wcancel_stop(&r.watcher);
+    r.cancelled = k != DF_OK && df__wrun_cancelled(&r);
     if (ctx->stream_benchmark && k == DF_OK) {
         r.val_kind = "skipped";
         r.val_reason = "not_executed";
@@ -338,7 +356,9 @@ df_errkind df_output_write(const df_output_spec *spec, const df_write_options *o
     k = df__write_run(spec, &opts, &ctx, &res, &tmp);
     bool ok = k == DF_OK && res.ok;
     df_diag_operation_end(ctx.op, ok ? DF_DIAG_RESULT_OK : DF_DIAG_RESULT_ERROR);
-    df__write_progress(&opts, DF_PROGRESS_FINISHED, ok ? "Completed" : "Failed", NULL, NULL, 0, 0, 0);
+    bool cancelled = !ok && opts.cancel && atomic_load(opts.cancel);
+    df__write_progress(&opts, DF_PROGRESS_FINISHED, ok ? "Completed" : cancelled ? "Cancelled" : "Failed", NULL, NULL,
+                       0, 0, 0);
     if (ok) {
         *report_json = res.report;
         res.report = NULL;

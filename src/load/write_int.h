@@ -197,10 +197,15 @@ df_errkind df__wpool_push(df_wpool *p, df_batch *b, df_error *err);
  * next batch or its final flush).  Nothing when no capture runs.
  */
 void df__wpool_enter(df_wpool *p);
-/* Waits for the queue to drain, finishes every bulk load (*rows = rows the server reports) and frees the pool. */
-df_errkind df__wpool_finish(df_wpool *p, int64_t *rows, df_error *err);
+/*
+ * Waits for the queue to drain, finishes every bulk load (*rows = rows the server reports) and frees the pool.
+ * Setting *cancel (optional) while it waits shuts the connections: the loads fail at once.
+ */
+df_errkind df__wpool_finish(df_wpool *p, const _Atomic bool *cancel, int64_t *rows, df_error *err);
 /* Stops the workers, abandons their loads, closes the extra connections and frees the pool.  Accepts NULL. */
 void df__wpool_abort(df_wpool *p);
+/* As df__wpool_abort; `discard` drops the open loads at once (a cancel: the server need not read what is in flight). */
+void df__wpool_stop(df_wpool *p, bool discard);
 /* Payload bytes sent so far by all workers. */
 int64_t df__wpool_bytes(df_wpool *p);
 

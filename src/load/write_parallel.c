@@ -20,7 +20,9 @@
 
 #include "diag/diag.h"
 
+#include <errno.h>
 #include <pthread.h>
+#include <time.h>
 
 #define QUEUE_CAP 8
 
@@ -215,9 +217,11 @@ static void join(df_wpool *p) {
         }
 }
 
-static void pool_free(df_wpool *p) {
+/* Frees the joined pool; `discard`: drop the open loads at once instead of ending them (df_mssql_bulk_discard). */
+static void pool_free(df_wpool *p, bool discard) {
     for (int i = 0; i < p->nworkers; i++) {
-        df_mssql_bulk_abort(p->w[i].bulk);
+        if (discard) df_mssql_bulk_discard(p->w[i].bulk);
+        else df_mssql_bulk_abort(p->w[i].bulk);
         if (p->w[i].own_conn) df_mssql_close(p->w[i].conn);
     }
     while (p->count) {
@@ -233,8 +237,39 @@ static void pool_free(df_wpool *p) {
     df_free(p);
 }
 
-df_errkind df__wpool_finish(df_wpool *p, int64_t *rows, df_error *err) {
-    join(p); /* the workers drain the queue and finish their loads */
+/*
+ * Joins the workers after the queue was closed; once *cancel is set the
+ * sockets are shut so that workers waiting for a busy server to take the
+ * rows already sent (megabytes sit in socket buffers) fail at once.
+ */
+static void join_cancellable(df_wpool *p, const _Atomic bool *cancel) {
+    pthread_mutex_lock(&p->mu);
+    p->closed = true;
+    pthread_cond_broadcast(&p->not_empty);
+    pthread_mutex_unlock(&p->mu);
+    bool shut = false;
+    for (int i = 0; i < p->nworkers; i++) {
+        if (!p->w[i].started) continue;
+        for (;;) {
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            ts.tv_nsec += 20000000L;
+            if (ts.tv_nsec >= 1000000000L) {
+                ts.tv_sec++;
+                ts.tv_nsec -= 1000000000L;
+            }
+            if (pthread_timedjoin_np(p->w[i].thread, NULL, &ts) != ETIMEDOUT) break;
+            if (!shut && cancel && atomic_load(cancel)) {
+                for (int j = 0; j < p->nworkers; j++) df_mssql_shutdown(p->w[j].conn);
+                shut = true;
+            }
+        }
+        p->w[i].started = false;
+    }
+}
+
+df_errkind df__wpool_finish(df_wpool *p, const _Atomic bool *cancel, int64_t *rows, df_error *err) {
+    join_cancellable(p, cancel); /* the workers drain the queue and finish their loads */
     df_errkind k = DF_OK;
     *rows = 0;
     if (p->failed) {
@@ -244,19 +279,23 @@ df_errkind df__wpool_finish(df_wpool *p, int64_t *rows, df_error *err) {
         k = p->error.kind;
     }
     for (int i = 0; k == DF_OK && i < p->nworkers; i++) *rows += p->w[i].server_rows;
-    pool_free(p);
+    pool_free(p, false);
     return k;
 }
 
-void df__wpool_abort(df_wpool *p) {
+void df__wpool_abort(df_wpool *p) { df__wpool_stop(p, false); }
+
+void df__wpool_stop(df_wpool *p, bool discard) {
     if (!p) return;
+    /* Discarding: shut the sockets first, so workers blocked sending to a busy server fail instead of waiting. */
+    for (int i = 0; discard && i < p->nworkers; i++) df_mssql_shutdown(p->w[i].conn);
     pthread_mutex_lock(&p->mu);
     p->failed = true;
     pthread_cond_broadcast(&p->not_empty);
     pthread_cond_broadcast(&p->not_full);
     pthread_mutex_unlock(&p->mu);
     join(p);
-    pool_free(p);
+    pool_free(p, discard);
 }
 
 int64_t df__wpool_bytes(df_wpool *p) { return atomic_load_explicit(&p->bytes, memory_order_relaxed); }

@@ -472,7 +472,8 @@ void df__wrun_batch_shaping(df_json_writer *w, const df_wrun *r, bool failed) {
     df_json_kv_int(w, "output_batches", r->batches);
     df_json_kv_int(w, "output_rows", r->rows);
     df_json_key(w, "status");
-    df__json_status(w, failed ? "failed" : "completed", NULL);
+    /* A load stopped by the caller's cancel flag says so: it did not fail by itself. */
+    df__json_status(w, failed ? (r->cancelled ? "cancelled" : "failed") : "completed", NULL);
     df_json_object_end(w);
 }
 

@@ -8,6 +8,9 @@
 
 #include "load/write_int.h"
 
+#include <pthread.h>
+#include <stdatomic.h>
+
 /* Steps of the lifecycle in report order, with their stage. */
 enum {
     WSTEP_SCHEMA, WSTEP_TARGET, WSTEP_DATAFRAME, WSTEP_PHYSICAL, WSTEP_STREAM, WSTEP_CONNECT, WSTEP_PREPARE, WSTEP_INIT, WSTEP_POLL, WSTEP_VALIDATE_BATCH,
@@ -20,6 +23,18 @@ typedef struct df_wstep_info {
 } df_wstep_info;
 
 extern const df_wstep_info df__wrun_steps[WSTEP_COUNT_];
+
+/* The watcher that turns the caller's cancel flag into a cancel of the load's connection (write_cancel.c). */
+typedef struct df__wcancel {
+    const _Atomic bool *flag;        /* the caller's flag (borrowed), NULL: no watcher */
+    bool running;                    /* the thread exists */
+    pthread_t th;                    /* the watcher */
+    pthread_mutex_t mu;              /* guards conn and stop */
+    pthread_cond_t cv;               /* wakes the watcher to stop */
+    df_mssql_conn *conn;             /* the connection to cancel (borrowed), NULL before connect */
+    bool stop;                       /* the watcher should end */
+    bool bulk;                       /* a bulk load streams on conn: shut its socket instead of ATTENTION */
+} df__wcancel;
 
 /* Everything one output's execution holds. */
 typedef struct df_wrun {
@@ -64,6 +79,8 @@ typedef struct df_wrun {
     char cleanup_error[300];         /* "" none */
     bool partial;                    /* partial_write_possible */
     uint64_t write_ns;               /* sql_write elapsed */
+    bool cancelled;                  /* it failed because the caller's cancel flag was set */
+    df__wcancel watcher;             /* cancels the connection's running statement on the caller's flag */
 } df_wrun;
 
 /* write.c: the run's helpers */
@@ -89,6 +106,18 @@ df_errkind df__wrun_stream_loop(df_wrun *r, bool drain_only, df_error *err);
 const char *df__wrun_conversion_code(const df_error *err);
 df_errkind df__wrun_stream_steps(df_wrun *r, df_error *err);
 df_errkind df__wrun_plan_steps(df_wrun *r, df_error *err);
+
+/*
+ * write_cancel.c: starts watching `flag` (NULL: nothing to watch), names the
+ * connection to cancel, stops (joins; idempotent, also when never started).
+ */
+void df__wcancel_start(df__wcancel *w, const _Atomic bool *flag);
+void df__wcancel_watch(df__wcancel *w, df_mssql_conn *conn);
+void df__wcancel_stop(df__wcancel *w);
+/* Marks whether a bulk load streams on the watched connection (from writer initialisation to finalize). */
+void df__wcancel_bulk(df__wcancel *w, bool bulk);
+/* True once the caller's cancel flag is set. */
+bool df__wrun_cancelled(const df_wrun *r);
 
 /* lifecycle_publish.c: finalize, validation, swap, cleanup */
 df_errkind df__wrun_swap_step(df_wrun *r, df_error *err);

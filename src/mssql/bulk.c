@@ -27,6 +27,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/socket.h>
 
 /* Encoded-batch buffers: one being encoded, up to NBUFS - 1 queued or being sent. */
 #define NBUFS 3
@@ -1180,6 +1181,25 @@ void df_mssql_bulk_abort(df_mssql_bulk *b) {
             c->dead = true;
         }
     }
+    bulk_free(b);
+}
+
+void df_mssql_shutdown(df_mssql_conn *c) {
+    int fd = c && c->io ? df__tds_io_fd(c->io) : -1;
+    if (fd < 0) return;
+    /* No linger: closing it later resets the connection and drops what is still queued instead of sending it. */
+    struct linger no_linger = {1, 0};
+    (void)setsockopt(fd, SOL_SOCKET, SO_LINGER, &no_linger, sizeof no_linger);
+    shutdown(fd, SHUT_RDWR);
+}
+
+void df_mssql_bulk_discard(df_mssql_bulk *b) {
+    if (!b) return;
+    df_mssql_conn *c = b->c;
+    /* Shut the socket before joining: a sender blocked on a full send buffer fails now instead of draining it. */
+    df_mssql_shutdown(c);
+    c->dead = true;
+    c->bulk_open = false;
     bulk_free(b);
 }
 

@@ -261,6 +261,22 @@ df_errkind df_mssql_bulk_write(df_mssql_bulk *b, df_batch *batch, df_error *err)
 df_errkind df_mssql_bulk_finish(df_mssql_bulk *b, int64_t *rows, df_error *err);
 /* Abandons the load (IGNORE packet; the server discards the rows) and frees b.  Accepts NULL. */
 void df_mssql_bulk_abort(df_mssql_bulk *b);
+/*
+ * Abandons the load without telling the server and frees b: the connection
+ * is shut down at once and is dead afterwards (the server discards the
+ * partial load and rolls back the session's transaction when it sees the
+ * connection go).  For cancels: ending the stream politely makes the
+ * server read every row still buffered in the sockets first, which can take
+ * seconds.  Accepts NULL.
+ */
+void df_mssql_bulk_discard(df_mssql_bulk *b);
+/*
+ * Shuts the connection's socket down, from any thread, without waiting:
+ * calls blocked on it (a bulk load's sends) fail at once and the
+ * connection is unusable afterwards; closing it then resets it instead of
+ * sending what is still queued.  For cancels.  Accepts NULL.
+ */
+void df_mssql_shutdown(df_mssql_conn *c);
 /* Rows and payload bytes encoded so far (COLMETADATA included; queued bytes count). */
 int64_t df_mssql_bulk_rows(const df_mssql_bulk *b);
 uint64_t df_mssql_bulk_bytes(const df_mssql_bulk *b);

@@ -132,6 +132,7 @@ static df_errkind stage_physical(void *ctx, df_error *err) {
     df_exec_options eo;
     df__session_exec_options(r->table->session, &eo);
     eo.execution_profile = r->opts.execution_profile;
+    eo.cancel = r->opts.cancel;
     DF_TRY(df_diag_query_begin(r->op, DF_DIAG_QUERY_PREVIEW, NULL, &r->dq, err));
     eo.diag_query = r->dq;
     df_diag_span planning = df_diag_query_planning_begin(r->dq);
@@ -361,7 +362,8 @@ df_errkind df_table_preview(df_table *t, const df_preview_options *opts, df_prev
     }
     if (k == DF_OK) k = profile_json(&r, &r.result->profile, err);
     if (k == DF_OK) collect_timings(&r, r.result->timing);
-    progress(&r, DF_PROGRESS_FINISHED, k == DF_OK ? "Completed" : "Failed");
+    bool cancelled = k != DF_OK && r.opts.cancel && atomic_load(r.opts.cancel);
+    progress(&r, DF_PROGRESS_FINISHED, k == DF_OK ? "Completed" : cancelled ? "Cancelled" : "Failed");
     df__session_read_end(t->session);
     if (k == DF_OK) {
         r.result->rows = DF_MIN(r.rows, r.opts.limit);

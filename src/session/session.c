@@ -642,6 +642,11 @@ df_errkind df_table_arrow_schema(df_table *t, struct ArrowSchema *out, df_error 
 }
 
 df_errkind df_table_execute_arrow(df_table *t, int64_t limit, struct ArrowArrayStream *out, df_error *err) {
+    return df_table_execute_arrow_cancellable(t, limit, NULL, out, err);
+}
+
+df_errkind df_table_execute_arrow_cancellable(df_table *t, int64_t limit, const _Atomic bool *cancel,
+                                              struct ArrowArrayStream *out, df_error *err) {
     df_session *s = t->session;
     df__session_read_begin(s);
     df_query *limited = NULL;
@@ -655,6 +660,7 @@ df_errkind df_table_execute_arrow(df_table *t, int64_t limit, struct ArrowArrayS
     if (k == DF_OK) {
         df_exec_options eo;
         df__session_exec_options(s, &eo);
+        eo.cancel = cancel;
         k = df_query_execute(q, &eo, &stream, err);
     }
     /* The stream holds what it reads; the limited query may go now. */

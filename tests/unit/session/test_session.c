@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -294,6 +295,87 @@ DF_TEST(arrow_stream_outlives_session_and_tables) {
     stream.release(&stream);
     DF_ASSERT_EQ_INT(rows, 100);
     free(path);
+}
+
+/* Sets *flag after `ms` milliseconds, from its own thread (as a signal-watching host would). */
+typedef struct canceller {
+    _Atomic bool *flag;
+    int ms;
+} canceller;
+
+static void *cancel_later(void *arg) {
+    canceller *c = arg;
+    usleep((useconds_t)c->ms * 1000u);
+    atomic_store(c->flag, true);
+    return NULL;
+}
+
+/* A join whose output is ~1e9 rows before the count: runs for minutes unless cancelled. */
+#define SLOW_SQL "SELECT count(*) AS n FROM orders a JOIN orders b ON a.id % 3 = b.id % 3"
+
+DF_TEST(cancel_flag_stops_streams_and_previews_within_a_batch) {
+    char *path = make_table(60000, 2, 2);
+    df_session *s = new_session();
+    df_table *src = register_source(s, path, "orders");
+    df_error e = fresh_error();
+    df_table *t;
+    DF_ASSERT_OK(df_session_table_from_sql(s, SLOW_SQL, &t, &e), &e);
+    for (int round = 0; round < 2; round++) {
+        _Atomic bool flag;
+        atomic_init(&flag, false);
+        canceller c = {&flag, 200};
+        pthread_t th;
+        pthread_create(&th, NULL, cancel_later, &c);
+        uint64_t t0 = df_now_ns();
+        if (round == 0) {
+            struct ArrowArrayStream stream;
+            DF_ASSERT_OK(df_table_execute_arrow_cancellable(t, -1, &flag, &stream, &e), &e);
+            struct ArrowArray a;
+            DF_ASSERT(stream.get_next(&stream, &a) != 0);
+            DF_ASSERT(strncmp(stream.get_last_error(&stream), "[execution/cancelled] ", 22) == 0);
+            df_error got = fresh_error();
+            DF_ASSERT_EQ_INT(df_arrow_stream_error(&stream, &got), DF_ERR_CANCELLED);
+            DF_ASSERT_EQ_INT(got.kind, DF_ERR_CANCELLED);
+            DF_ASSERT_EQ_STR(got.phase, "execution");
+            df_error_clear(&got);
+            stream.release(&stream);
+        } else {
+            df_preview_options po;
+            df_preview_options_init(&po);
+            po.cancel = &flag;
+            df_preview *p = NULL;
+            DF_ASSERT_KIND(df_table_preview(t, &po, &p, &e), DF_ERR_PREVIEW_FAILED);
+            df_error_clear(&e);
+        }
+        double waited = (double)(df_now_ns() - t0) / 1e9;
+        pthread_join(th, NULL);
+        /* 200 ms until the flag, then a batch per operator: far below the minutes the query needs. */
+        DF_ASSERT(waited < 5.0);
+    }
+    df_table_release(t);
+    df_table_release(src);
+    df_session_free(s);
+    free(path);
+}
+
+DF_TEST(arrow_stream_error_is_absent_until_a_failure) {
+    df_session *s = new_session();
+    df_error e = fresh_error();
+    df_table *t;
+    DF_ASSERT_OK(df_session_table_from_sql(s, "SELECT CAST(1 AS BIGINT) / CAST(0 AS BIGINT) AS x", &t, &e), &e);
+    struct ArrowArrayStream stream;
+    DF_ASSERT_OK(df_table_execute_arrow(t, -1, &stream, &e), &e);
+    df_error got = fresh_error();
+    DF_ASSERT_EQ_INT(df_arrow_stream_error(&stream, &got), DF_OK);
+    struct ArrowArray a;
+    DF_ASSERT(stream.get_next(&stream, &a) != 0);
+    DF_ASSERT_EQ_INT(df_arrow_stream_error(&stream, &got), DF_ERR_DIVISION_BY_ZERO);
+    DF_ASSERT_EQ_INT(got.kind, DF_ERR_DIVISION_BY_ZERO);
+    DF_ASSERT(strncmp(stream.get_last_error(&stream), "[execution/division_by_zero] ", 29) == 0);
+    df_error_clear(&got);
+    stream.release(&stream);
+    df_table_release(t);
+    df_session_free(s);
 }
 
 static char *slurp(const char *path, size_t *len) {
