@@ -238,7 +238,9 @@ CLI_EXIT_S = 1.0
 
 
 def _signal_cli(cmd, signo, started, env=None, timeout=120):
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    # As from a terminal: a run started in a shell's background inherits SIGINT ignored.
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         deadline = time.monotonic() + 60
         while not started() and time.monotonic() < deadline and proc.poll() is None:
