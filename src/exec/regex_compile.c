@@ -953,7 +953,7 @@ static df_errkind parse_expr(parser *p, uint32_t flags, int depth, int32_t *out)
             break;
         }
         default: {
-            uint32_t cp;
+            uint32_t cp = 0;
             DF_TRY(read_cp(p, &cp));
             DF_TRY(lit_node(p, cp, flags, &x));
             break;
