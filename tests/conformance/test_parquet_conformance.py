@@ -17,6 +17,7 @@
 import ctypes
 import json
 import math
+import re
 import os
 import pathlib
 import random
@@ -128,8 +129,12 @@ def read_pyarrow(path):
 
 
 def error_kind(exc):
-    """The df_errkind name of a reader error ("kind: message")."""
+    """The df_errkind name of a reader error ("kind: message", or "[phase/kind] message"
+    as the Arrow stream reports it to pyarrow)."""
     text = exc.message if isinstance(exc, DfTestError) else str(exc)
+    tagged = re.match(r"\s*\[[a-z_]+/([a-z_]+)\]", text)
+    if tagged:
+        return tagged.group(1)
     text = text.split("/", 1)[-1] if "/" in text.split(":", 1)[0] else text
     return text.split(":", 1)[0].strip()
 
