@@ -429,6 +429,15 @@ static df_errkind plan_frees(df_xprog *p, df_error *err) {
         for (int32_t a = 0; a < s->nargs; a++) last[s->args[a]] = i;
         if (s->out >= 0 && last[s->out] < i) last[s->out] = i;
     }
+    /* SEL_SET makes the current selection point into its register's rows, which later steps
+     * read until the next SEL_SET replaces it: the register lives that long, not only until
+     * its last read as an argument. */
+    for (int32_t i = p->nsteps - 1, next_set = p->nsteps - 1; i >= 0; i--) {
+        const xstep *s = &p->steps[i];
+        if (s->op != XOP_SEL_SET) continue;
+        if (last[s->args[0]] < next_set) last[s->args[0]] = next_set;
+        next_set = i;
+    }
     last[p->result] = p->nsteps; /* the result outlives the program */
     /* Count the registers each step frees, then fill the lists in register order: linear in
      * steps + registers, which matters for the programs of OR chains with thousands of terms. */

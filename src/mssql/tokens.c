@@ -382,8 +382,10 @@ static df_errkind read_done(df__tds_rd *r, uint8_t tok, rsb *b, df__tds_resp *re
     bool had_set = b->cols != NULL;
     if (had_set) DF_TRY(finish_set(b, resp->result, err));
     if ((status & TDS_DONE_COUNT) && !had_set) {
-        if (count > INT64_MAX) count = INT64_MAX;
-        resp->rows_affected = (resp->rows_affected < 0 ? 0 : resp->rows_affected) + (int64_t)count;
+        /* Saturates: a hostile server's counts must not overflow the sum. */
+        int64_t sum, before = resp->rows_affected < 0 ? 0 : resp->rows_affected;
+        if (count > INT64_MAX || __builtin_add_overflow(before, (int64_t)count, &sum)) sum = INT64_MAX;
+        resp->rows_affected = sum;
     }
     if (status & TDS_DONE_ATTN) resp->attn_ack = true;
     if (tok != TDS_TOK_DONEINPROC && !(status & TDS_DONE_MORE)) resp->done_final = true;
