@@ -126,7 +126,10 @@ def test_sigint_stops_a_single_partition_query(narrow, tmp_path):
 def test_sigint_stops_a_running_sort(narrow):
     """A sort of all rows is one long call after its input is read; it polls the flag as it merges."""
     body = QUERY_CHILD.replace("deltafunnel.Session()", "deltafunnel.Session(target_partitions=1)")
-    r = _run_child(body, ["to_arrow", narrow, "SELECT * FROM t ORDER BY value, id DESC"], delay=0.8)
+    # Four copies of the table: a quiet machine sorts one copy in under a second,
+    # which could end before the signal arrives.
+    four = "SELECT * FROM t UNION ALL SELECT * FROM t UNION ALL SELECT * FROM t UNION ALL SELECT * FROM t"
+    r = _run_child(body, ["to_arrow", narrow, f"SELECT * FROM ({four}) ORDER BY value, id DESC"], delay=0.5)
     print(f"sort: {r.get('latency', -1):.3f} s from SIGINT to KeyboardInterrupt")
     assert r["outcome"] == "interrupted" and r["latency"] < LATENCY_S, r
 
