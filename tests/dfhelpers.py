@@ -19,6 +19,17 @@ def arrow_stream_from_c(fn, *args):
     return pa.RecordBatchReader._import_from_c(addr)
 
 
+def parquet_read_ex(dftest):
+    """libdftest's dftest_parquet_read_ex with its ctypes signature: (path,
+    leaves_csv, columns, predicate, threads, batch_size, skip_crc, stream,
+    errbuf, errlen); call it through arrow_stream_from_c."""
+    fn = dftest.dftest_parquet_read_ex
+    fn.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int,
+                   ctypes.c_int64, ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t]
+    fn.restype = ctypes.c_int
+    return fn
+
+
 class DfTestError(Exception):
     def __init__(self, code, message):
         super().__init__(f"[{code}] {message}")

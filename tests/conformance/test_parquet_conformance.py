@@ -60,7 +60,7 @@ import pytest
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 
-from dfhelpers import DfTestError, arrow_stream_from_c  # noqa: E402
+from dfhelpers import DfTestError, arrow_stream_from_c, parquet_read_ex  # noqa: E402
 
 # Files whose expected behaviour is not "decode like pyarrow", and why.
 DOCUMENTED = {
@@ -107,10 +107,7 @@ FILES = all_parquet_files()
 
 @pytest.fixture(scope="module")
 def read_fn(dftest):
-    fn = dftest.dftest_parquet_read_ex
-    fn.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int,
-                   ctypes.c_int64, ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t]
-    fn.restype = ctypes.c_int
+    fn = parquet_read_ex(dftest)
     return fn
 
 

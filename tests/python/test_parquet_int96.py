@@ -7,7 +7,6 @@ with coerce_int96_timestamp_unit="us".  pyarrow writes in-range INT96 (plain
 and dictionary pages); values outside the nanosecond range are crafted by
 hand (tests/parquet_craft.py)."""
 
-import ctypes
 import datetime
 import struct
 
@@ -17,17 +16,14 @@ pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 
 import parquet_craft as pc  # noqa: E402
-from dfhelpers import arrow_stream_from_c  # noqa: E402
+from dfhelpers import arrow_stream_from_c, parquet_read_ex  # noqa: E402
 
 JULIAN_EPOCH = 2440588
 
 
 @pytest.fixture(scope="module")
 def read(dftest):
-    fn = dftest.dftest_parquet_read_ex
-    fn.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int,
-                   ctypes.c_int64, ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t]
-    fn.restype = ctypes.c_int
+    fn = parquet_read_ex(dftest)
     return lambda path: arrow_stream_from_c(fn, str(path).encode(), None, None, None, 3, 0, 0).read_all()
 
 

@@ -10,7 +10,6 @@ whose single field is repeated, or a group named `array` or
 `<list>_tuple`; otherwise the repeated group's single child.  A repeated
 element that is itself LIST-annotated is a list of lists."""
 
-import ctypes
 
 import pytest
 
@@ -18,17 +17,14 @@ pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 
 import parquet_craft as pc  # noqa: E402
-from dfhelpers import arrow_stream_from_c  # noqa: E402
+from dfhelpers import arrow_stream_from_c, parquet_read_ex  # noqa: E402
 
 E = pc.element
 
 
 @pytest.fixture(scope="module")
 def read(dftest):
-    fn = dftest.dftest_parquet_read_ex
-    fn.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_int,
-                   ctypes.c_int64, ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t]
-    fn.restype = ctypes.c_int
+    fn = parquet_read_ex(dftest)
     return lambda path: arrow_stream_from_c(fn, str(path).encode(), None, None, None, 2, 0, 0).read_all()
 
 
