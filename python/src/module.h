@@ -225,6 +225,13 @@ int df_py_run_interruptible(df_py_native_fn fn, void *arg, _Atomic bool *cancel,
  */
 PyObject *df_py_raise_interrupt(PyObject *interrupt, const char *status, PyObject *report);
 /*
+ * The end of an interrupted write or write_all: raises `interrupt` with
+ * `status`, the operation's error (when k != DF_OK) or its report (the
+ * JSON `report`, freed here) attached.  Returns NULL.
+ */
+PyObject *df_py_raise_write_interrupt(df_py_state *st, PyObject *interrupt, const char *status, df_errkind k,
+                                      df_error *err, char *report);
+/*
  * Executes `table` as an Arrow C stream whose get_next, pulled on the main
  * thread, can be interrupted by signals.  `owner_raises`: the caller (Table.to_arrow)
  * raises the interruption itself through df_py_stream_raise; otherwise a

@@ -349,17 +349,7 @@ static PyObject *write_all_common(PyObject *self, PyObject **in, PyObject *progr
         /* Cancelled: the running output was rolled back, later ones skipped; the report says so. */
         df_py_progress_done(&progress_state);
         Py_CLEAR(progress_state.interrupt);
-        PyObject *out = NULL;
-        if (k != DF_OK) {
-            df_py_raise(st, &err);
-        } else {
-            out = df_py_json(st, report);
-            if (!out) PyErr_Clear();
-        }
-        df_free(report);
-        df_py_raise_interrupt(interrupt, "cancelled", out);
-        Py_XDECREF(out);
-        return NULL;
+        return df_py_raise_write_interrupt(st, interrupt, "cancelled", k, &err, report);
     }
     if (k != DF_OK)
         return df_py_progress_deliver(&progress_state,

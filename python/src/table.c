@@ -390,6 +390,21 @@ static void write_main(void *arg) {
     c->k = df_output_write(c->spec, c->opts, &c->report, &c->err);
 }
 
+PyObject *df_py_raise_write_interrupt(df_py_state *st, PyObject *interrupt, const char *status, df_errkind k,
+                                      df_error *err, char *report) {
+    PyObject *out = NULL;
+    if (k != DF_OK) {
+        df_py_raise(st, err);
+    } else {
+        out = df_py_json(st, report);
+        if (!out) PyErr_Clear();
+    }
+    df_free(report);
+    df_py_raise_interrupt(interrupt, status, out);
+    Py_XDECREF(out);
+    return NULL;
+}
+
 /*
  * Runs one output with the GIL released (interruptible by Ctrl-C unless
  * ranked-profiled, which must stay on this thread); returns the report dict
@@ -431,17 +446,7 @@ static PyObject *run_write(df_py_state *st, df_output_spec *spec, int dry, int p
     if (interrupt) {
         df_py_progress_done(&progress);
         Py_CLEAR(progress.interrupt);
-        PyObject *out = NULL;
-        if (k != DF_OK) {
-            df_py_raise(st, &err);
-        } else {
-            out = df_py_json(st, report);
-            if (!out) PyErr_Clear();
-        }
-        df_free(report);
-        df_py_raise_interrupt(interrupt, k == DF_OK ? "completed" : "cancelled", out);
-        Py_XDECREF(out);
-        return NULL;
+        return df_py_raise_write_interrupt(st, interrupt, k == DF_OK ? "completed" : "cancelled", k, &err, report);
     }
     if (k != DF_OK)
         return df_py_progress_deliver(&progress, df_py_ranked_outcome(st, rp, df_py_raise(st, &err), "failed", false),
