@@ -35,3 +35,37 @@ class DfTestError(Exception):
         super().__init__(f"[{code}] {message}")
         self.code = code
         self.message = message
+
+
+class SqlEngine:
+    """A libdftest catalog: Arrow tables registered by name, queries run
+    into pyarrow tables (raises DfTestError with "kind|offset|message")."""
+
+    def __init__(self, lib):
+        self.lib = lib
+        lib.dfsql_catalog_new.restype = ctypes.c_void_p
+        lib.dfsql_catalog_free.argtypes = [ctypes.c_void_p]
+        lib.dfsql_register_stream.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p, ctypes.c_char_p,
+                                              ctypes.c_size_t]
+        lib.dfsql_query.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int, ctypes.c_int, ctypes.c_void_p,
+                                    ctypes.c_char_p, ctypes.c_size_t]
+        self.cat = lib.dfsql_catalog_new()
+
+    def register(self, name, table, batch_rows):
+        import pyarrow as pa
+        from pyarrow.cffi import ffi
+        stream = ffi.new("struct ArrowArrayStream*")
+        addr = int(ffi.cast("uintptr_t", stream))
+        pa.RecordBatchReader.from_batches(table.schema, table.to_batches(max_chunksize=batch_rows))._export_to_c(addr)
+        err = ctypes.create_string_buffer(1024)
+        rc = self.lib.dfsql_register_stream(ctypes.c_void_p(self.cat), name.encode(), ctypes.c_void_p(addr), err, 1024)
+        if rc != 0:
+            raise DfTestError(rc, err.value.decode("utf-8", "replace"))
+
+    def query(self, sql, partitions, batch_size):
+        reader = arrow_stream_from_c(self.lib.dfsql_query, ctypes.c_void_p(self.cat), sql.encode(), partitions,
+                                     batch_size)
+        return reader.read_all()
+
+    def close(self):
+        self.lib.dfsql_catalog_free(self.cat)

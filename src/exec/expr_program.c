@@ -535,7 +535,8 @@ void df__xstate_free(df_xstate *s) {
 }
 
 static df_errkind ensure_scratch(df_xstate *s, int64_t n, df_error *err) {
-    if (s->scratch_cap >= n) return DF_OK;
+    /* Allocated even for n == 0: callers memset and index these buffers. */
+    if (s->tv && s->which && s->scratch_cap >= n) return DF_OK;
     uint8_t *tv = df_realloc(s->tv, (size_t)(n ? n : 1));
     if (!tv) return DF_OOM(err);
     s->tv = tv;

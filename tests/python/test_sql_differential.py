@@ -10,7 +10,6 @@ The templates avoid the few places where DuckDB and DataFusion disagree on
 purpose (integer division, casts from floats to integers, division by zero).
 """
 
-import ctypes
 import decimal
 import math
 import pathlib
@@ -20,7 +19,7 @@ import sys
 import pytest
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
-from dfhelpers import DfTestError, arrow_stream_from_c  # noqa: E402
+from dfhelpers import DfTestError, SqlEngine  # noqa: E402
 
 pa = pytest.importorskip("pyarrow")
 duckdb = pytest.importorskip("duckdb")
@@ -210,42 +209,13 @@ def sort_key(row):
                  for v in row)
 
 
-class Engine:
-    def __init__(self, lib):
-        self.lib = lib
-        lib.dfsql_catalog_new.restype = ctypes.c_void_p
-        lib.dfsql_catalog_free.argtypes = [ctypes.c_void_p]
-        lib.dfsql_register_stream.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p, ctypes.c_char_p,
-                                              ctypes.c_size_t]
-        lib.dfsql_query.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int, ctypes.c_int, ctypes.c_void_p,
-                                    ctypes.c_char_p, ctypes.c_size_t]
-        self.cat = lib.dfsql_catalog_new()
-
-    def register(self, name, table, batch_rows):
-        from pyarrow.cffi import ffi
-        stream = ffi.new("struct ArrowArrayStream*")
-        addr = int(ffi.cast("uintptr_t", stream))
-        pa.RecordBatchReader.from_batches(table.schema, table.to_batches(max_chunksize=batch_rows))._export_to_c(addr)
-        err = ctypes.create_string_buffer(1024)
-        rc = self.lib.dfsql_register_stream(ctypes.c_void_p(self.cat), name.encode(), ctypes.c_void_p(addr), err, 1024)
-        assert rc == 0, err.value
-
-    def query(self, sql, partitions, batch_size):
-        reader = arrow_stream_from_c(self.lib.dfsql_query, ctypes.c_void_p(self.cat), sql.encode(), partitions,
-                                     batch_size)
-        return reader.read_all()
-
-    def close(self):
-        self.lib.dfsql_catalog_free(self.cat)
-
-
 @pytest.mark.parametrize("seed", SEEDS)
 def test_random_queries_match_duckdb(dftest, seed):
     if not hasattr(dftest, "dfsql_query"):
         raise RuntimeError("libdftest was built without dftest_sql.c")
     rng = random.Random(seed)
     t, u = make_tables(rng, 600)
-    engine = Engine(dftest)
+    engine = SqlEngine(dftest)
     engine.register("t", t, 97)
     engine.register("u", u, 50)
     con = duckdb.connect()
