@@ -839,6 +839,21 @@ static df_errkind cast_duration_interval(const df_kargs *k, const df_xreg *a, in
     return DF_OK;
 }
 
+/* Interval -> interval: the same 16 bytes. */
+static df_errkind cast_interval_same(const df_kargs *k, const df_xreg *a, int32_t na, df_xreg *out) {
+    df_vec *v;
+    DF_TRY(df__kernel_out(k, 0, &v));
+    df_errkind e = df__kernel_and_validity(k, a, 1, v);
+    if (e) {
+        df_vec_release(v);
+        return e;
+    }
+    for (int64_t i = 0; i < k->n; i++)
+        df__memcpy(v->values->data + i * 16, a[0].vec->values->data + (a[0].is_const ? 0 : i) * 16, 16);
+    df__kernel_done(k, v, out);
+    return DF_OK;
+}
+
 /* Utf8 -> interval: "1 day 2 hours", "3 months", "01:30:00" (bare numbers are seconds). */
 static df_errkind cast_string_interval(const df_kargs *k, const df_xreg *a, int32_t na, df_xreg *out) {
     const cast_aux *ca = k->aux;
@@ -935,6 +950,8 @@ df_errkind df__kernel_for_cast(const df_type *from, const df_type *to, bool try_
         fn = cast_numeric;
     else if (from->id == DF_TYPE_DURATION && to->id == DF_TYPE_INTERVAL_MDN)
         fn = cast_duration_interval;
+    else if (from->id == DF_TYPE_INTERVAL_MDN && to->id == DF_TYPE_INTERVAL_MDN)
+        fn = cast_interval_same;
     else if ((ftemp && ttemp) || (df_type_is_integer(from) && ttemp) || (ftemp && df_type_is_integer(to)))
         fn = cast_temporal;
     else if ((df_type_is_floating(from) || from->id == DF_TYPE_DECIMAL128) && to->id == DF_TYPE_TIMESTAMP)

@@ -204,8 +204,8 @@ def render_interval(v):
         if m:
             parts.append(f"{sign}{m} mins")
         if s or f:
-            frac = f"{f:09d}".rstrip("0")
-            parts.append(f"{sign}{s}{'.' + frac if frac else ''} secs")
+            # Arrow prints the seconds of a MonthDayNano interval with all nine digits.
+            parts.append(f"{sign}{s}.{f:09d} secs")
     return " ".join(parts) if parts else "0 secs"
 
 
@@ -577,11 +577,8 @@ class Harness:
         src_cols = [f"column{i + 1}" for i in range(len(listed))]
         exprs = []
         for f in target.schema:
-            tname = render_sql_type(f.type)
-            if f.name in listed:
-                exprs.append(f"CAST({src_cols[listed.index(f.name)]} AS {tname}) AS {quote(f.name)}")
-            else:
-                exprs.append(f"CAST(NULL AS {tname}) AS {quote(f.name)}")
+            src = src_cols[listed.index(f.name)] if f.name in listed else "NULL"
+            exprs.append(f"{cast_sql(src, f.type)} AS {quote(f.name)}")
         new = self.engine.query(f"SELECT {', '.join(exprs)} FROM ({source}) AS s({', '.join(src_cols)})")
         new = new.cast(target.schema) if new.schema != target.schema else new
         merged = pa.concat_tables([target, new]) if target.num_rows else new
@@ -631,6 +628,27 @@ class Harness:
         else:
             self.engine.query(s)
         return None
+
+
+ARROW_UNITS = {"s": "Second", "ms": "Millisecond", "us": "Microsecond", "ns": "Nanosecond"}
+
+
+def cast_sql(expr, t):
+    """SQL casting expr to the Arrow type t exactly (arrow_cast for types without a SQL name of their own)."""
+    import pyarrow as pa
+    if pa.types.is_timestamp(t):
+        tz = "None" if t.tz is None else f'Some("{t.tz}")'
+        return f"arrow_cast({expr}, 'Timestamp({ARROW_UNITS[t.unit]}, {tz})')"
+    if pa.types.is_time32(t) or pa.types.is_time64(t):
+        bits = 32 if pa.types.is_time32(t) else 64
+        return f"arrow_cast({expr}, 'Time{bits}({ARROW_UNITS[t.unit]})')"
+    if pa.types.is_duration(t):
+        return f"arrow_cast({expr}, 'Duration({ARROW_UNITS[t.unit]})')"
+    if pa.types.is_interval(t):
+        return f"CAST({expr} AS INTERVAL)"
+    if pa.types.is_date64(t):
+        return f"arrow_cast({expr}, 'Date64')"
+    return f"CAST({expr} AS {render_sql_type(t)})"
 
 
 def render_sql_type(t):
