@@ -633,7 +633,7 @@ static df_expr *bind_case(binder *b, const ast_expr *e, const bctx *ctx) {
         if (!args[nargs - 1]) return NULL;
         types[ntypes++] = args[nargs - 1]->type;
     }
-    df_type *t = df__bind_keep(b, df__sqlt_union(types, ntypes));
+    df_type *t = df__bind_keep(b, df__sqlt_union_text(types, ntypes));
     if (!t) {
         if (b->err && b->err->kind == DF_ERR_OUT_OF_MEMORY) return NULL;
         df__bind_error(b, DF_ERR_SQL_TYPE, e->pos, "CASE results have incompatible types");

@@ -7,7 +7,8 @@
  * floats win over integers, decimals win over integers (which become
  * Decimal(3|5|10|20, 0)), decimals compared with floats become
  * Decimal128(30, 15) but decimal arithmetic with floats is done in Float64,
- * strings compared with numbers compare as strings, strings compared with
+ * strings compared with numbers are cast to the number's type (an error
+ * for text that is not such a number), strings compared with
  * temporals are parsed as the temporal type, two timestamps meet at the
  * coarser unit.  Decimal arithmetic result types are arrow's (Hive rules;
  * division adds 4 to the scale).
@@ -148,7 +149,8 @@ df_type *df__sqlt_comparison(const df_type *a, const df_type *b) {
     if (!r) r = temporal(a, b);
     if (!r && df__sqlt_is_null(a)) r = ref((df_type *)b);
     if (!r && df__sqlt_is_null(b)) r = ref((df_type *)a);
-    if (!r && ((df__sqlt_is_string(a) && is_num(b)) || (df__sqlt_is_string(b) && is_num(a)))) r = df_type_utf8();
+    if (!r && df__sqlt_is_string(a) && is_num(b)) r = ref((df_type *)b);
+    if (!r && df__sqlt_is_string(b) && is_num(a)) r = ref((df_type *)a);
     if (!r) r = string_temporal(a, b);
     if (!r && ((a->id == DF_TYPE_BINARY && (b->id == DF_TYPE_UTF8 || b->id == DF_TYPE_FIXED_BINARY)) ||
                (b->id == DF_TYPE_BINARY && (a->id == DF_TYPE_UTF8 || a->id == DF_TYPE_FIXED_BINARY))))
@@ -270,7 +272,7 @@ bool df__sqlt_arith(sqlt_arith_op op, const df_type *a, const df_type *b, df_typ
 }
 
 /* type_union_resolution_coercion for two non-null types. */
-static df_type *union2(const df_type *a, const df_type *b) {
+static df_type *union2(const df_type *a, const df_type *b, bool text_wins) {
     if (df_type_equals(a, b)) return ref((df_type *)a);
     df_type *r = binary_numeric(a, b);
     if (!r) {
@@ -278,6 +280,8 @@ static df_type *union2(const df_type *a, const df_type *b) {
         r = temporal(a, b);
     }
     if (!r && df__sqlt_is_string(a) && df__sqlt_is_string(b)) r = df_type_utf8();
+    if (!r && text_wins && ((df__sqlt_is_string(a) && is_num(b)) || (df__sqlt_is_string(b) && is_num(a))))
+        r = df_type_utf8();
     if (!r && df__sqlt_is_string(a) && is_num(b)) r = ref((df_type *)b);
     if (!r && df__sqlt_is_string(b) && is_num(a)) r = ref((df_type *)a);
     if (!r && ((a->id == DF_TYPE_BINARY && b->id == DF_TYPE_UTF8) || (a->id == DF_TYPE_UTF8 && b->id == DF_TYPE_BINARY)))
@@ -295,7 +299,7 @@ static type_cat category(const df_type *t) {
     return CAT_OTHER;
 }
 
-df_type *df__sqlt_union(const df_type *const *types, int32_t n) {
+static df_type *union_n(const df_type *const *types, int32_t n, bool text_wins) {
     if (n <= 0) return NULL;
     bool all_same = true, all_null = true;
     for (int32_t i = 0; i < n; i++) {
@@ -319,13 +323,16 @@ df_type *df__sqlt_union(const df_type *const *types, int32_t n) {
             cand = ref((df_type *)types[i]);
             continue;
         }
-        df_type *next = union2(types[i], cand);
+        df_type *next = union2(types[i], cand, text_wins);
         df_type_release(cand);
         if (!next) return NULL;
         cand = next;
     }
     return cand;
 }
+
+df_type *df__sqlt_union(const df_type *const *types, int32_t n) { return union_n(types, n, false); }
+df_type *df__sqlt_union_text(const df_type *const *types, int32_t n) { return union_n(types, n, true); }
 
 bool df__sqlt_can_cast(const df_type *from, const df_type *to) {
     if (df_type_equals(from, to) || from->id == DF_TYPE_NULL) return true;
