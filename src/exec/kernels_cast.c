@@ -679,6 +679,19 @@ static df_errkind cast_from_string(const df_kargs *k, const df_xreg *a, int32_t 
             if (ok) DF_VEC_VALUES(v, int32_t)[i] = d;
             break;
         }
+        case DF_TYPE_DATE64: {
+            /* a date (midnight) or a date and time, as milliseconds */
+            int32_t d;
+            int64_t t;
+            if (df__parse_date(s, (size_t)n, &d)) {
+                t = (int64_t)d * 86400000;
+                ok = true;
+            } else {
+                ok = df__parse_timestamp(s, (size_t)n, DF_UNIT_MILLI, &t);
+            }
+            if (ok) DF_VEC_VALUES(v, int64_t)[i] = t;
+            break;
+        }
         case DF_TYPE_TIMESTAMP: {
             int64_t t;
             ok = df__parse_timestamp(s, (size_t)n, to->unit, &t);
@@ -942,7 +955,7 @@ df_errkind df__kernel_for_cast(const df_type *from, const df_type *to, bool try_
     else if (to->id == DF_TYPE_BINARY && from->id == DF_TYPE_BINARY) fn = cast_bytes;
     else if (to->id == DF_TYPE_BINARY && from->id == DF_TYPE_UTF8) fn = cast_bytes;
     else if (to->id == DF_TYPE_UTF8) fn = cast_to_string;
-    else if (from->id == DF_TYPE_UTF8 && (tnum || to->id == DF_TYPE_DATE32 || to->id == DF_TYPE_TIMESTAMP ||
+    else if (from->id == DF_TYPE_UTF8 && (tnum || to->id == DF_TYPE_DATE32 || to->id == DF_TYPE_DATE64 || to->id == DF_TYPE_TIMESTAMP ||
                                           to->id == DF_TYPE_TIME32 || to->id == DF_TYPE_TIME64))
         fn = cast_from_string;
     else if (fnum && tnum && from->id != DF_TYPE_DECIMAL256 && to->id != DF_TYPE_DECIMAL256 &&

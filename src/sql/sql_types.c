@@ -202,10 +202,35 @@ bool df__sqlt_arith(sqlt_arith_op op, const df_type *a, const df_type *b, df_typ
     if (bn) b = a;
     /* Temporal arithmetic. */
     df_type_id x = a->id, y = b->id;
-    if (op == SQLT_SUB && x == DF_TYPE_DATE32 && y == DF_TYPE_DATE32) {
+    bool xdate = x == DF_TYPE_DATE32 || x == DF_TYPE_DATE64, ydate = y == DF_TYPE_DATE32 || y == DF_TYPE_DATE64;
+    bool xtime = x == DF_TYPE_TIME32 || x == DF_TYPE_TIME64, ytime = y == DF_TYPE_TIME32 || y == DF_TYPE_TIME64;
+    if (op == SQLT_SUB && xdate && x == y) {
+        /* date - date: the number of days */
         *lt = ref((df_type *)a);
         *rt = ref((df_type *)b);
-        *ret = df_type_duration(DF_UNIT_SECOND);
+        *ret = df_type_int64();
+        return true;
+    }
+    if (((op == SQLT_ADD || op == SQLT_SUB) && xdate && is_int(b)) || (op == SQLT_ADD && ydate && is_int(a))) {
+        /* date +/- integer: that many days */
+        *lt = xdate ? ref((df_type *)a) : df_type_int64();
+        *rt = xdate ? df_type_int64() : ref((df_type *)b);
+        *ret = ref((df_type *)(xdate ? a : b));
+        return true;
+    }
+    if (((op == SQLT_ADD || op == SQLT_SUB) && xdate && ytime) || (op == SQLT_ADD && xtime && ydate)) {
+        /* date +/- time of day: a timestamp */
+        *lt = ref((df_type *)a);
+        *rt = ref((df_type *)b);
+        *ret = df_type_timestamp(DF_UNIT_NANO, NULL);
+        return true;
+    }
+    if ((op == SQLT_SUB && xtime && ytime) || ((op == SQLT_ADD || op == SQLT_SUB) && xtime && y == DF_TYPE_INTERVAL_MDN) ||
+        (op == SQLT_ADD && x == DF_TYPE_INTERVAL_MDN && ytime)) {
+        /* time - time, time +/- interval: an interval (times count as the interval since midnight) */
+        *lt = ref((df_type *)a);
+        *rt = ref((df_type *)b);
+        *ret = df_type_interval_mdn();
         return true;
     }
     if ((op == SQLT_ADD || op == SQLT_SUB) && x == DF_TYPE_TIMESTAMP && y == DF_TYPE_DURATION) {
@@ -221,18 +246,25 @@ bool df__sqlt_arith(sqlt_arith_op op, const df_type *a, const df_type *b, df_typ
         *ret = ref((df_type *)b);
         return true;
     }
-    if ((op == SQLT_ADD || op == SQLT_SUB) && (x == DF_TYPE_DATE32 || x == DF_TYPE_TIMESTAMP) &&
-        (y == DF_TYPE_INTERVAL_MDN || is_int(b))) {
+    if ((op == SQLT_ADD || op == SQLT_SUB) && (xdate || x == DF_TYPE_TIMESTAMP) && y == DF_TYPE_INTERVAL_MDN) {
         *lt = ref((df_type *)a);
         *rt = df_type_interval_mdn();
         *ret = ref((df_type *)a);
         return true;
     }
-    if (op == SQLT_ADD && (y == DF_TYPE_DATE32 || y == DF_TYPE_TIMESTAMP) && (x == DF_TYPE_INTERVAL_MDN || is_int(a))) {
+    if (op == SQLT_ADD && (ydate || y == DF_TYPE_TIMESTAMP) && x == DF_TYPE_INTERVAL_MDN) {
         *lt = df_type_interval_mdn();
         *rt = ref((df_type *)b);
         *ret = ref((df_type *)b);
         return true;
+    }
+    if (op == SQLT_SUB && ((x == DF_TYPE_TIMESTAMP && ydate) || (xdate && y == DF_TYPE_TIMESTAMP))) {
+        /* timestamp - date, date - timestamp: both as nanosecond timestamps (dates at midnight UTC) */
+        df_type *c = df_type_timestamp(DF_UNIT_NANO, x == DF_TYPE_TIMESTAMP ? a->timezone : b->timezone);
+        *lt = c;
+        *rt = c ? ref(c) : NULL;
+        *ret = df_type_duration(DF_UNIT_NANO);
+        return *lt && *rt && *ret;
     }
     if (op == SQLT_SUB && x == DF_TYPE_TIMESTAMP && y == DF_TYPE_TIMESTAMP) {
         df_type *c = df_type_timestamp(coarser_unit(a->unit, b->unit), a->timezone ? a->timezone : b->timezone);
