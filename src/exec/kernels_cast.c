@@ -703,7 +703,7 @@ static df_errkind cast_from_string(const df_kargs *k, const df_xreg *a, int32_t 
             const char *p = s, *end = s + n;
             trim(&p, &end);
             int64_t ns;
-            ok = parse_clock(&p, end, &ns) && p == end;
+            ok = parse_clock(&p, end, &ns) && p == end && ns >= 0 && ns < 86400000000000LL; /* hours 0..23 */
             int64_t val = ns / (1000000000LL / per_sec[to->unit]);
             if (ok && to->id == DF_TYPE_TIME32) DF_VEC_VALUES(v, int32_t)[i] = (int32_t)val;
             else if (ok) DF_VEC_VALUES(v, int64_t)[i] = val;

@@ -396,6 +396,16 @@ static df_expr *bind_unary(binder *b, const ast_expr *e, const bctx *ctx) {
     if (e->op == TK_MINUS && e->a->kind == AE_NUMBER) return bind_number(b, e->a, true);
     df_expr *a = df__bind_expr(b, e->a, ctx);
     if (!a) return NULL;
+    if (e->op == TK_PLUS) {
+        /* unary plus is the operand itself, for numbers, intervals, durations and timestamps (DataFusion) */
+        df_type_id t = a->type->id;
+        if (!df_type_is_numeric(a->type) && t != DF_TYPE_INTERVAL_MDN && t != DF_TYPE_TIMESTAMP) {
+            char tn[64];
+            df__bind_error(b, DF_ERR_SQL_TYPE, e->pos, "unary `+` does not apply to %s", type_name(a->type, tn, sizeof tn));
+            return NULL;
+        }
+        return a;
+    }
     if (e->op == TK_TILDE) {
         if (!df_type_is_integer(a->type)) {
             df__bind_error(b, DF_ERR_SQL_TYPE, e->pos, "`~` needs an integer operand");

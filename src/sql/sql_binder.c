@@ -62,7 +62,7 @@ static df_lnode *new_node(binder *b, df_lnode_kind kind, int32_t nin, df_lnode *
 /* A projection of column refs renaming qualifier and/or names (subquery aliases). */
 static df_lnode *rename_node(binder *b, df_lnode *in, const char *qualifier, int32_t nnames, char *const *names,
                              int32_t pos) {
-    if (nnames > in->ncols) {
+    if (nnames > 0 && nnames != in->ncols) { /* DataFusion: one alias per column */
         df__bind_error(b, DF_ERR_SQL_TYPE, pos, "%d column aliases given for %d columns", nnames, in->ncols);
         return NULL;
     }

@@ -267,6 +267,8 @@ bool df__sqlt_arith(sqlt_arith_op op, const df_type *a, const df_type *b, df_typ
         return *lt && *rt && *ret;
     }
     if (op == SQLT_SUB && x == DF_TYPE_TIMESTAMP && y == DF_TYPE_TIMESTAMP) {
+        /* two different time zones do not meet (a zone and none do) */
+        if (a->timezone && b->timezone && strcmp(a->timezone, b->timezone) != 0) return false;
         df_type *c = df_type_timestamp(coarser_unit(a->unit, b->unit), a->timezone ? a->timezone : b->timezone);
         *lt = c;
         *rt = ref(c);
@@ -696,8 +698,15 @@ int df__sqlt_parse_interval(const char *text, size_t len, const char *unit, int3
             char *next = strtok_r(NULL, " \t", &save);
             if (next && !(next[0] == '-' || next[0] == '+' || (next[0] >= '0' && next[0] <= '9') || next[0] == '.')) {
                 u = next;
+            } else if (unit && !next) {
+                /* INTERVAL 'n' UNIT: the qualifier is the last number's unit */
+                if (!ival_add_unit(&iv, v, unit)) return 2;
+                any = true;
+                unit = NULL;
+                tok = next;
+                continue;
             } else {
-                if (!ival_add_unit(&iv, v, unit ? unit : "second")) return 2;
+                if (unit || !ival_add_unit(&iv, v, "second")) return 2;
                 any = true;
                 tok = next;
                 continue;
@@ -707,7 +716,7 @@ int df__sqlt_parse_interval(const char *text, size_t len, const char *unit, int3
         any = true;
         tok = strtok_r(NULL, " \t", &save);
     }
-    if (!any) return 2;
+    if (!any || unit) return 2; /* a qualifier needs a bare number at the end ('5 day' HOUR is refused) */
     if (fabs(iv.months) > 2147483647.0 || fabs(iv.days) > 2147483647.0 || fabs(iv.nanos) > 9.2e18) return 1;
     *months = (int32_t)iv.months;
     *days = (int32_t)iv.days;
