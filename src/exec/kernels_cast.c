@@ -481,7 +481,7 @@ static df_errkind cast_numeric(const df_kargs *k, const df_xreg *a, int32_t na, 
                 }
             } else if (from == DF_TYPE_FLOAT32 || from == DF_TYPE_FLOAT64) {
                 double d = read_f64(x, j) * pow(10, ss);
-                ok = isfinite(d) && fabs(d) < 1e38;
+                ok = isfinite(d) && fabs(d) < 0x1p127; /* converts exactly; the precision check follows */
                 r = ok ? (df_i128)llround(d) : 0;
                 if (ok && fabs(d) >= 9.2e18) r = (df_i128)round(d);
             } else {

@@ -205,8 +205,9 @@ static df_errkind update_sum(const agg_def *d, acc *s, const int32_t *g, const d
         }                                                                                    \
         return DF_OK;                                                                        \
     }
-#define ADD_I64 if (__builtin_add_overflow(sum[gi], (int64_t)x[i], &sum[gi])) goto overflow
-#define ADD_U64 if (__builtin_add_overflow(sum[gi], (uint64_t)x[i], &sum[gi])) goto overflow
+/* Integer sums wrap around on overflow, as DataFusion's (the builtins store the wrapped value). */
+#define ADD_I64 (void)__builtin_add_overflow(sum[gi], (int64_t)x[i], &sum[gi])
+#define ADD_U64 (void)__builtin_add_overflow(sum[gi], (uint64_t)x[i], &sum[gi])
 #define ADD_F64 sum[gi] += (double)x[i]
     if (d->acc == ACC_SUM_I64 || d->acc == ACC_SUM_U64) {
         switch (t) {
@@ -254,7 +255,7 @@ static df_errkind update_sum(const agg_def *d, acc *s, const int32_t *g, const d
 #undef ADD_F64
     return df_error_set(err, DF_ERR_INTERNAL, "sum over an unexpected type");
 overflow:
-    return df_error_set(err, DF_ERR_NUMERIC_OVERFLOW, "integer overflow in sum");
+    return df_error_set(err, DF_ERR_NUMERIC_OVERFLOW, "decimal overflow in sum");
 }
 
 /* Total-order float key for min/max. */
