@@ -122,6 +122,53 @@ static void hash_column(const df_keycol *k, const df_vec *v, int64_t from, int64
             if (!df_bit_get(v->validity->data, v->offset + from + i)) ch[i] = NULL_HASH;
 }
 
+static bool has_negative_zero(const df_vec *v) {
+    int64_t n = v->length;
+    if (v->type->id == DF_TYPE_FLOAT64) {
+        const uint64_t *x = DF_VEC_VALUES(v, uint64_t);
+        for (int64_t i = 0; i < n; i++)
+            if (x[i] == 0x8000000000000000ULL) return true;
+    } else if (v->type->id == DF_TYPE_FLOAT32) {
+        const uint32_t *x = DF_VEC_VALUES(v, uint32_t);
+        for (int64_t i = 0; i < n; i++)
+            if (x[i] == 0x80000000U) return true;
+    }
+    return false;
+}
+
+df_errkind df__gt_canon_keys(df_vec **keys, int32_t nkeys, df_error *err) {
+    for (int32_t c = 0; c < nkeys; c++) {
+        df_vec *v = keys[c];
+        if ((v->type->id != DF_TYPE_FLOAT64 && v->type->id != DF_TYPE_FLOAT32) || !has_negative_zero(v)) continue;
+        int64_t n = v->length;
+        int32_t w = v->type->id == DF_TYPE_FLOAT64 ? 8 : 4;
+        df_vec *o;
+        DF_TRY(df_vec_new(v->type, n, 0, &o, err));
+        if (n) df__memcpy(o->values->data, v->values->data + v->offset * w, (size_t)(n * w));
+        if (v->validity) {
+            df_errkind k = df_vec_ensure_validity(o, n, err);
+            if (k) {
+                df_vec_release(o);
+                return k;
+            }
+            df_bitmap_copy(o->validity->data, 0, v->validity->data, v->offset, n);
+        }
+        for (int64_t i = 0; i < n; i++) {
+            if (w == 8) {
+                double *d = &DF_VEC_VALUES(o, double)[i];
+                if (*d == 0) *d = 0;
+            } else {
+                float *f = &DF_VEC_VALUES(o, float)[i];
+                if (*f == 0) *f = 0;
+            }
+        }
+        df_vec_set_length(o, n);
+        df_vec_release(v);
+        keys[c] = o;
+    }
+    return DF_OK;
+}
+
 void df__gt_hash(const df_group_table *gt, df_vec *const *keys, int64_t n, uint64_t *h) {
     if (gt->nkeys == 1) {
         /* One column: its hash is the row hash (no combining round). */

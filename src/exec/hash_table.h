@@ -57,6 +57,14 @@ typedef struct df_group_table {
 df_errkind df__gt_init(df_group_table *gt, int32_t nkeys, df_type *const *types, df_exec_ctx *ctx, df_error *err);
 void df__gt_free(df_group_table *gt);
 
+/*
+ * Float keys group and join as SQL compares them: -0.0 is the same key as
+ * +0.0.  Replaces each key vector (an owned reference) of a float type
+ * that holds a negative zero by a copy where it is +0.0; NaNs stay as they
+ * are (one group per bit pattern, as DataFusion).
+ */
+df_errkind df__gt_canon_keys(df_vec **keys, int32_t nkeys, df_error *err);
+
 /* Hashes rows 0..n-1 of the key vectors into hashes[]. */
 void df__gt_hash(const df_group_table *gt, df_vec *const *keys, int64_t n, uint64_t *hashes);
 

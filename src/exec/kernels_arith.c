@@ -11,9 +11,11 @@
  * the problem is real (NULL slots hold arbitrary values, and rows outside
  * the selection of a CASE branch must not raise errors).
  *
- * Semantics follow DataFusion/arrow: integer division truncates toward
- * zero; x / 0 and x % 0 fail with DF_ERR_DIVISION_BY_ZERO; MIN / -1 and any
- * overflow fail with DF_ERR_NUMERIC_OVERFLOW; MIN % -1 is 0; float
+ * Semantics follow DataFusion/arrow: integer + - * wrap around in two's
+ * complement (9223372036854775807 + 1 is -9223372036854775808, as
+ * DataFusion's wrapping kernels); integer division truncates toward
+ * zero; x / 0 and x % 0 fail with DF_ERR_DIVISION_BY_ZERO; MIN / -1 and
+ * -MIN fail with DF_ERR_NUMERIC_OVERFLOW; MIN % -1 is 0; float
  * arithmetic is IEEE (x / 0.0 is infinity); decimal operands are rescaled
  * to the result scale exactly and the result is checked against 128 bits.
  */
@@ -84,30 +86,21 @@ static bool sub_i128_overflow(df_i128 a, df_i128 b, df_i128 *r) {
 #define CHK_SUB(x, y, r) __builtin_sub_overflow((x), (y), (r))
 #define CHK_MUL(x, y, r) __builtin_mul_overflow((x), (y), (r))
 
-/* x op y with overflow detection, three operand shapes, precise re-check on overflow. */
-#define DEFINE_INT_CHECKED(NAME, T, CHK, OPNAME)                                             \
+/* x op y wrapping on overflow (the builtins store the wrapped result), three operand shapes. */
+#define DEFINE_INT_WRAPPING(NAME, T, CHK)                                                    \
     static df_errkind NAME(const df_kargs *k, const df_xreg *a, int32_t na, df_xreg *out) {  \
         bin b;                                                                               \
         DF_TRY(bin_begin(k, a, na, &b));                                                     \
         T *o = (T *)(void *)b.v->values->data;                                               \
         const T *x = DF_XV(&a[0], T), *y = DF_XV(&a[1], T);                                 \
-        int bad = 0;                                                                         \
         if (a[1].is_const) {                                                                 \
             const T c = y[0];                                                                \
-            for (int64_t i = 0; i < b.n; i++) bad |= CHK(x[i], c, &o[i]);                    \
+            for (int64_t i = 0; i < b.n; i++) (void)CHK(x[i], c, &o[i]);                     \
         } else if (a[0].is_const) {                                                          \
             const T c = x[0];                                                                \
-            for (int64_t i = 0; i < b.n; i++) bad |= CHK(c, y[i], &o[i]);                    \
+            for (int64_t i = 0; i < b.n; i++) (void)CHK(c, y[i], &o[i]);                     \
         } else {                                                                             \
-            for (int64_t i = 0; i < b.n; i++) bad |= CHK(x[i], y[i], &o[i]);                 \
-        }                                                                                    \
-        if (bad) {                                                                           \
-            DF_FOR_SEL(k, i, {                                                               \
-                T t;                                                                         \
-                if (row_counts(k, b.v, i) &&                                                 \
-                    CHK(x[a[0].is_const ? 0 : i], y[a[1].is_const ? 0 : i], &t))             \
-                    return fail(k, b.v, DF_ERR_NUMERIC_OVERFLOW, "integer overflow in " OPNAME); \
-            });                                                                              \
+            for (int64_t i = 0; i < b.n; i++) (void)CHK(x[i], y[i], &o[i]);                  \
         }                                                                                    \
         df__kernel_done(k, b.v, out);                                                         \
         return DF_OK;                                                                        \
@@ -144,9 +137,9 @@ static bool sub_i128_overflow(df_i128 a, df_i128 b, df_i128 *r) {
     }
 
 #define DEFINE_INT_FAMILY(SUF, T, MINV)                              \
-    DEFINE_INT_CHECKED(add_##SUF, T, CHK_ADD, "addition")            \
-    DEFINE_INT_CHECKED(sub_##SUF, T, CHK_SUB, "subtraction")         \
-    DEFINE_INT_CHECKED(mul_##SUF, T, CHK_MUL, "multiplication")      \
+    DEFINE_INT_WRAPPING(add_##SUF, T, CHK_ADD)                       \
+    DEFINE_INT_WRAPPING(sub_##SUF, T, CHK_SUB)                       \
+    DEFINE_INT_WRAPPING(mul_##SUF, T, CHK_MUL)                       \
     DEFINE_INT_DIVREM(div_##SUF, T, MINV, 0)                         \
     DEFINE_INT_DIVREM(rem_##SUF, T, MINV, 1)
 

@@ -481,7 +481,7 @@ static df_errkind cast_numeric(const df_kargs *k, const df_xreg *a, int32_t na, 
                 }
             } else if (from == DF_TYPE_FLOAT32 || from == DF_TYPE_FLOAT64) {
                 double d = read_f64(x, j) * pow(10, ss);
-                ok = isfinite(d) && fabs(d) < 1e38;
+                ok = isfinite(d) && fabs(d) < 0x1p127; /* converts exactly; the precision check follows */
                 r = ok ? (df_i128)llround(d) : 0;
                 if (ok && fabs(d) >= 9.2e18) r = (df_i128)round(d);
             } else {
@@ -679,6 +679,19 @@ static df_errkind cast_from_string(const df_kargs *k, const df_xreg *a, int32_t 
             if (ok) DF_VEC_VALUES(v, int32_t)[i] = d;
             break;
         }
+        case DF_TYPE_DATE64: {
+            /* a date (midnight) or a date and time, as milliseconds */
+            int32_t d;
+            int64_t t;
+            if (df__parse_date(s, (size_t)n, &d)) {
+                t = (int64_t)d * 86400000;
+                ok = true;
+            } else {
+                ok = df__parse_timestamp(s, (size_t)n, DF_UNIT_MILLI, &t);
+            }
+            if (ok) DF_VEC_VALUES(v, int64_t)[i] = t;
+            break;
+        }
         case DF_TYPE_TIMESTAMP: {
             int64_t t;
             ok = df__parse_timestamp(s, (size_t)n, to->unit, &t);
@@ -690,7 +703,7 @@ static df_errkind cast_from_string(const df_kargs *k, const df_xreg *a, int32_t 
             const char *p = s, *end = s + n;
             trim(&p, &end);
             int64_t ns;
-            ok = parse_clock(&p, end, &ns) && p == end;
+            ok = parse_clock(&p, end, &ns) && p == end && ns >= 0 && ns < 86400000000000LL; /* hours 0..23 */
             int64_t val = ns / (1000000000LL / per_sec[to->unit]);
             if (ok && to->id == DF_TYPE_TIME32) DF_VEC_VALUES(v, int32_t)[i] = (int32_t)val;
             else if (ok) DF_VEC_VALUES(v, int64_t)[i] = val;
@@ -839,6 +852,21 @@ static df_errkind cast_duration_interval(const df_kargs *k, const df_xreg *a, in
     return DF_OK;
 }
 
+/* Interval -> interval: the same 16 bytes. */
+static df_errkind cast_interval_same(const df_kargs *k, const df_xreg *a, int32_t na, df_xreg *out) {
+    df_vec *v;
+    DF_TRY(df__kernel_out(k, 0, &v));
+    df_errkind e = df__kernel_and_validity(k, a, 1, v);
+    if (e) {
+        df_vec_release(v);
+        return e;
+    }
+    for (int64_t i = 0; i < k->n; i++)
+        df__memcpy(v->values->data + i * 16, a[0].vec->values->data + (a[0].is_const ? 0 : i) * 16, 16);
+    df__kernel_done(k, v, out);
+    return DF_OK;
+}
+
 /* Utf8 -> interval: "1 day 2 hours", "3 months", "01:30:00" (bare numbers are seconds). */
 static df_errkind cast_string_interval(const df_kargs *k, const df_xreg *a, int32_t na, df_xreg *out) {
     const cast_aux *ca = k->aux;
@@ -927,7 +955,7 @@ df_errkind df__kernel_for_cast(const df_type *from, const df_type *to, bool try_
     else if (to->id == DF_TYPE_BINARY && from->id == DF_TYPE_BINARY) fn = cast_bytes;
     else if (to->id == DF_TYPE_BINARY && from->id == DF_TYPE_UTF8) fn = cast_bytes;
     else if (to->id == DF_TYPE_UTF8) fn = cast_to_string;
-    else if (from->id == DF_TYPE_UTF8 && (tnum || to->id == DF_TYPE_DATE32 || to->id == DF_TYPE_TIMESTAMP ||
+    else if (from->id == DF_TYPE_UTF8 && (tnum || to->id == DF_TYPE_DATE32 || to->id == DF_TYPE_DATE64 || to->id == DF_TYPE_TIMESTAMP ||
                                           to->id == DF_TYPE_TIME32 || to->id == DF_TYPE_TIME64))
         fn = cast_from_string;
     else if (fnum && tnum && from->id != DF_TYPE_DECIMAL256 && to->id != DF_TYPE_DECIMAL256 &&
@@ -935,6 +963,8 @@ df_errkind df__kernel_for_cast(const df_type *from, const df_type *to, bool try_
         fn = cast_numeric;
     else if (from->id == DF_TYPE_DURATION && to->id == DF_TYPE_INTERVAL_MDN)
         fn = cast_duration_interval;
+    else if (from->id == DF_TYPE_INTERVAL_MDN && to->id == DF_TYPE_INTERVAL_MDN)
+        fn = cast_interval_same;
     else if ((ftemp && ttemp) || (df_type_is_integer(from) && ttemp) || (ftemp && df_type_is_integer(to)))
         fn = cast_temporal;
     else if ((df_type_is_floating(from) || from->id == DF_TYPE_DECIMAL128) && to->id == DF_TYPE_TIMESTAMP)

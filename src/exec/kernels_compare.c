@@ -5,8 +5,10 @@
  *
  * Fixed-width comparisons run one loop per (operator, type, operand shape)
  * and pack eight results into a byte at a time.  Floats compare in IEEE
- * total order (as arrow does: NaN equals NaN and sorts last, -0 < +0) by
- * mapping their bits to integers that compare the same way.  Strings and
+ * total order with the two zeros equal (as DataFusion does: NaN equals NaN
+ * and is greater than every number, -0 = +0) by mapping their bits to
+ * integers that compare the same way.  Sorting (df__cmp_values) keeps the
+ * pure total order (-0 before +0).  Strings and
  * binaries compare bytewise.  LIKE patterns known at compile time are
  * classified once (exact / prefix / suffix / contains / general) so most
  * rows cost a memcmp or memmem; ILIKE folds ASCII letters only.
@@ -38,6 +40,23 @@ static inline int32_t f32_key(float f) {
     int32_t b;
     df__memcpy(&b, &f, 4);
     return b ^ (int32_t)((uint32_t)(b >> 31) >> 1);
+}
+
+/* The same keys with -0 mapped to +0: the order of SQL comparisons. */
+static inline int64_t f64_ckey(double d) {
+    return f64_key(d == 0 ? 0.0 : d);
+}
+static inline int32_t f32_ckey(float f) {
+    return f32_key(f == 0 ? 0.0f : f);
+}
+
+/* Equality as SQL comparisons see it: df__cmp_values except that -0 equals +0. */
+static bool values_equal(const df_vec *a, int64_t i, const df_vec *b, int64_t j) {
+    if (a->type->id == DF_TYPE_FLOAT64 && b->type->id == DF_TYPE_FLOAT64)
+        return f64_ckey(DF_VEC_VALUES(a, double)[i]) == f64_ckey(DF_VEC_VALUES(b, double)[j]);
+    if (a->type->id == DF_TYPE_FLOAT32 && b->type->id == DF_TYPE_FLOAT32)
+        return f32_ckey(DF_VEC_VALUES(a, float)[i]) == f32_ckey(DF_VEC_VALUES(b, float)[j]);
+    return df__cmp_values(a, i, b, j) == 0;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -95,8 +114,8 @@ DEFINE_CMP_FAMILY(u8, uint8_t, ID)
 DEFINE_CMP_FAMILY(u16, uint16_t, ID)
 DEFINE_CMP_FAMILY(u32, uint32_t, ID)
 DEFINE_CMP_FAMILY(u64, uint64_t, ID)
-DEFINE_CMP_FAMILY(f32, float, f32_key)
-DEFINE_CMP_FAMILY(f64, double, f64_key)
+DEFINE_CMP_FAMILY(f32, float, f32_ckey)
+DEFINE_CMP_FAMILY(f64, double, f64_ckey)
 DEFINE_CMP_FAMILY(i128, df_i128, ID)
 
 typedef struct cmp_row {
@@ -191,7 +210,7 @@ uint64_t df__hash_value(const df_vec *v, int64_t i) {
         if (d == 0) d = 0; /* -0 and +0 differ in total order but both hash alike: fine */
         return df_hash_u64((uint64_t)f64_key(d));
     }
-    case DF_TYPE_FLOAT32: return df_hash_u64((uint64_t)(int64_t)f32_key(DF_VEC_VALUES(v, float)[i]));
+    case DF_TYPE_FLOAT32: return df_hash_u64((uint64_t)(int64_t)f32_ckey(DF_VEC_VALUES(v, float)[i]));
     default: {
         int32_t w = df_type_width(v->type);
         if (w <= 0) return 0;
@@ -269,7 +288,7 @@ static df_errkind distinct(const df_kargs *k, const df_xreg *a, int32_t na, df_x
         if (!va || !vb)
             same = va == vb;
         else
-            same = df__cmp_values(a[0].vec, a[0].is_const ? 0 : i, a[1].vec, a[1].is_const ? 0 : i) == 0;
+            same = values_equal(a[0].vec, a[0].is_const ? 0 : i, a[1].vec, a[1].is_const ? 0 : i);
         if (same != want_distinct) df_bit_set(bits, i);
     }
     df__kernel_done(k, v, out);
@@ -589,7 +608,7 @@ static bool in_set_contains(const in_set *s, const df_vec *v, int64_t i) {
     for (;;) {
         int64_t idx = s->slots[h];
         if (idx < 0) return false;
-        if (df__cmp_values(s->values, idx, v, i) == 0) return true;
+        if (values_equal(s->values, idx, v, i)) return true;
         h = (h + 1) & s->mask;
     }
 }

@@ -76,6 +76,11 @@ static int64_t add_months(int64_t days, int64_t months) {
     return df_days_from_civil(ny, nm, d > dim ? dim : d);
 }
 
+/* True when day number d is inside the calendar DataFusion computes dates in. */
+static bool civil_day(int64_t d) {
+    return d >= df_days_from_civil(CIVIL_MIN_YEAR, 1, 1) && d <= df_days_from_civil(CIVIL_MAX_YEAR, 12, 31);
+}
+
 /* Splits units-since-epoch into day number and time of day in nanoseconds. */
 static void split_ts(int64_t v, df_time_unit unit, int64_t offset_s, int64_t *days, int64_t *tod_ns) {
     int64_t q = per_sec[unit];
@@ -429,17 +434,26 @@ static df_errkind temporal_interval(const df_kargs *k, const df_xreg *a, int32_t
         if (v->validity && !df_bit_get(v->validity->data, i)) continue;
         mdn d = DF_VEC_VALUES(iv->vec, mdn)[iv->is_const ? 0 : i];
         int64_t months = (int64_t)d.months * sign, days_add = (int64_t)d.days * sign, nanos = d.nanos * sign;
-        if (t->id == DF_TYPE_DATE32) {
-            int64_t days = DF_VEC_VALUES(tv->vec, int32_t)[tv->is_const ? 0 : i];
-            days = add_months(days, months) + days_add;
-            int64_t nd = nanos / 86400000000000LL;
-            if (nanos % 86400000000000LL < 0) nd--;
-            days += nd;
-            if (days < INT32_MIN || days > INT32_MAX) {
-                df_vec_release(v);
-                return df_error_set(k->err, DF_ERR_NUMERIC_OVERFLOW, "date out of range");
+        if (t->id == DF_TYPE_DATE32 || t->id == DF_TYPE_DATE64) {
+            /* Dates move by whole days: the nanoseconds count as days truncated toward zero (chrono). */
+            int64_t days, rest = 0;
+            if (t->id == DF_TYPE_DATE32) {
+                days = DF_VEC_VALUES(tv->vec, int32_t)[tv->is_const ? 0 : i];
+            } else {
+                int64_t ms = DF_VEC_VALUES(tv->vec, int64_t)[tv->is_const ? 0 : i];
+                days = ms / 86400000 - (ms % 86400000 < 0);
+                rest = ms - days * 86400000;
             }
-            DF_VEC_VALUES(v, int32_t)[i] = (int32_t)days;
+            bool ok = civil_day(days);
+            if (ok) days = add_months(days, months);
+            ok = ok && civil_day(days);
+            if (ok) days += days_add + nanos / 86400000000000LL;
+            if (!ok || !civil_day(days)) {
+                df_vec_release(v);
+                return df_error_set(k->err, DF_ERR_NUMERIC_OVERFLOW, "date arithmetic overflow");
+            }
+            if (t->id == DF_TYPE_DATE32) DF_VEC_VALUES(v, int32_t)[i] = (int32_t)days;
+            else DF_VEC_VALUES(v, int64_t)[i] = days * 86400000 + rest;
         } else {
             int64_t x = DF_VEC_VALUES(tv->vec, int64_t)[tv->is_const ? 0 : i];
             int64_t q = per_sec[t->unit], days, tod;
@@ -459,17 +473,22 @@ static df_errkind temporal_interval(const df_kargs *k, const df_xreg *a, int32_t
     return DF_OK;
 }
 
-/* date - date -> Duration(s); timestamp - timestamp -> Duration(unit). */
+/* date - date -> Int64 days; timestamp - timestamp -> Duration(unit). */
 static df_errkind temporal_diff(const df_kargs *k, const df_xreg *a, int32_t na, df_xreg *out) {
     df_vec *v;
     DF_TRY(df__kernel_out_valid(k, a, na, &v));
-    bool dates = a[0].vec->type->id == DF_TYPE_DATE32;
+    bool dates = a[0].vec->type->id == DF_TYPE_DATE32, dates64 = a[0].vec->type->id == DF_TYPE_DATE64;
     DF_FOR_SEL(k, i, {
         int64_t x, y, r;
         if (dates) {
             x = DF_VEC_VALUES(a[0].vec, int32_t)[a[0].is_const ? 0 : i];
             y = DF_VEC_VALUES(a[1].vec, int32_t)[a[1].is_const ? 0 : i];
-            r = (x - y) * 86400;
+            r = x - y;
+        } else if (dates64) {
+            /* whole days between the two dates (truncated toward zero) */
+            x = DF_VEC_VALUES(a[0].vec, int64_t)[a[0].is_const ? 0 : i];
+            y = DF_VEC_VALUES(a[1].vec, int64_t)[a[1].is_const ? 0 : i];
+            r = x / 86400000 - y / 86400000;
         } else {
             x = DF_VEC_VALUES(a[0].vec, int64_t)[a[0].is_const ? 0 : i];
             y = DF_VEC_VALUES(a[1].vec, int64_t)[a[1].is_const ? 0 : i];
@@ -479,6 +498,100 @@ static df_errkind temporal_diff(const df_kargs *k, const df_xreg *a, int32_t na,
             }
         }
         DF_VEC_VALUES(v, int64_t)[i] = r;
+    });
+    df__kernel_done(k, v, out);
+    return DF_OK;
+}
+
+/* Value of a Time32/Time64 as nanoseconds since midnight. */
+static int64_t time_ns(const df_xreg *r, int64_t i) {
+    const df_type *t = r->vec->type;
+    int64_t j = r->is_const ? 0 : i;
+    int64_t x = t->id == DF_TYPE_TIME32 ? DF_VEC_VALUES(r->vec, int32_t)[j] : DF_VEC_VALUES(r->vec, int64_t)[j];
+    return x * ns_per_unit(t->unit); /* at most a day of nanoseconds for valid times */
+}
+
+/* Day number of a Date32/Date64 value. */
+static int64_t date_days(const df_xreg *r, int64_t i) {
+    int64_t j = r->is_const ? 0 : i;
+    if (r->vec->type->id == DF_TYPE_DATE32) return DF_VEC_VALUES(r->vec, int32_t)[j];
+    int64_t ms = DF_VEC_VALUES(r->vec, int64_t)[j];
+    return ms / 86400000 - (ms % 86400000 < 0);
+}
+
+/* date +/- integer days (either side for +).  aux: 1 = subtract. */
+static df_errkind date_plus_days(const df_kargs *k, const df_xreg *a, int32_t na, df_xreg *out) {
+    bool sub = k->aux != NULL;
+    bool dleft = a[0].vec->type->id == DF_TYPE_DATE32 || a[0].vec->type->id == DF_TYPE_DATE64;
+    const df_xreg *dv = dleft ? &a[0] : &a[1], *nv = dleft ? &a[1] : &a[0];
+    bool d64 = dv->vec->type->id == DF_TYPE_DATE64;
+    df_vec *v;
+    DF_TRY(df__kernel_out_valid(k, a, na, &v));
+    DF_FOR_SEL(k, i, {
+        if (v->validity && !df_bit_get(v->validity->data, i)) continue;
+        int64_t n = DF_VEC_VALUES(nv->vec, int64_t)[nv->is_const ? 0 : i];
+        int64_t days = date_days(dv, i), r;
+        bool ok = !(sub ? __builtin_sub_overflow(days, n, &r) : __builtin_add_overflow(days, n, &r)) && civil_day(r);
+        if (!ok) {
+            df_vec_release(v);
+            return df_error_set(k->err, DF_ERR_NUMERIC_OVERFLOW, "date arithmetic overflow");
+        }
+        if (d64) {
+            int64_t ms = DF_VEC_VALUES(dv->vec, int64_t)[dv->is_const ? 0 : i];
+            DF_VEC_VALUES(v, int64_t)[i] = r * 86400000 + (ms - days * 86400000);
+        } else {
+            DF_VEC_VALUES(v, int32_t)[i] = (int32_t)r;
+        }
+    });
+    df__kernel_done(k, v, out);
+    return DF_OK;
+}
+
+/* date +/- time (time + date): Timestamp(ns).  aux: 1 = subtract. */
+static df_errkind date_plus_time(const df_kargs *k, const df_xreg *a, int32_t na, df_xreg *out) {
+    bool sub = k->aux != NULL;
+    bool dleft = a[0].vec->type->id == DF_TYPE_DATE32 || a[0].vec->type->id == DF_TYPE_DATE64;
+    const df_xreg *dv = dleft ? &a[0] : &a[1], *tv = dleft ? &a[1] : &a[0];
+    df_vec *v;
+    DF_TRY(df__kernel_out_valid(k, a, na, &v));
+    DF_FOR_SEL(k, i, {
+        if (v->validity && !df_bit_get(v->validity->data, i)) continue;
+        int64_t ns = time_ns(tv, i), r;
+        bool ok = units_from_days(date_days(dv, i), 0, 1000000000LL, 0, &r) &&
+                  !(sub ? __builtin_sub_overflow(r, ns, &r) : __builtin_add_overflow(r, ns, &r));
+        if (!ok) {
+            df_vec_release(v);
+            return df_error_set(k->err, DF_ERR_NUMERIC_OVERFLOW, "timestamp out of range");
+        }
+        DF_VEC_VALUES(v, int64_t)[i] = r;
+    });
+    df__kernel_done(k, v, out);
+    return DF_OK;
+}
+
+/* time - time, time +/- interval, interval + time: an interval (a time counts as nanoseconds). aux: 1 = subtract. */
+static df_errkind time_interval(const df_kargs *k, const df_xreg *a, int32_t na, df_xreg *out) {
+    bool sub = k->aux != NULL;
+    df_vec *v;
+    DF_TRY(df__kernel_out_valid(k, a, na, &v));
+    DF_FOR_SEL(k, i, {
+        if (v->validity && !df_bit_get(v->validity->data, i)) continue;
+        mdn x = {0, 0, 0}, y = {0, 0, 0}, r;
+        if (a[0].vec->type->id == DF_TYPE_INTERVAL_MDN) x = DF_VEC_VALUES(a[0].vec, mdn)[a[0].is_const ? 0 : i];
+        else x.nanos = time_ns(&a[0], i);
+        if (a[1].vec->type->id == DF_TYPE_INTERVAL_MDN) y = DF_VEC_VALUES(a[1].vec, mdn)[a[1].is_const ? 0 : i];
+        else y.nanos = time_ns(&a[1], i);
+        bool ovf = sub ? (__builtin_sub_overflow(x.months, y.months, &r.months) |
+                          __builtin_sub_overflow(x.days, y.days, &r.days) |
+                          __builtin_sub_overflow(x.nanos, y.nanos, &r.nanos))
+                       : (__builtin_add_overflow(x.months, y.months, &r.months) |
+                          __builtin_add_overflow(x.days, y.days, &r.days) |
+                          __builtin_add_overflow(x.nanos, y.nanos, &r.nanos));
+        if (ovf) {
+            df_vec_release(v);
+            return df_error_set(k->err, DF_ERR_NUMERIC_OVERFLOW, "interval arithmetic overflow");
+        }
+        DF_VEC_VALUES(v, mdn)[i] = r;
     });
     df__kernel_done(k, v, out);
     return DF_OK;
@@ -499,8 +612,23 @@ df_errkind df__kernels_datetime(const df_expr *call, df_kernel *out, df_error *e
     case DF_FN_SUB: {
         if (call->nargs != 2) return DF_OK;
         df_type_id x = call->args[0]->type->id, y = call->args[1]->type->id;
-        bool xt = x == DF_TYPE_DATE32 || x == DF_TYPE_TIMESTAMP, yt = y == DF_TYPE_DATE32 || y == DF_TYPE_TIMESTAMP;
-        if (xt && y == DF_TYPE_INTERVAL_MDN) {
+        bool xd = x == DF_TYPE_DATE32 || x == DF_TYPE_DATE64, yd = y == DF_TYPE_DATE32 || y == DF_TYPE_DATE64;
+        bool xtm = x == DF_TYPE_TIME32 || x == DF_TYPE_TIME64, ytm = y == DF_TYPE_TIME32 || y == DF_TYPE_TIME64;
+        bool xt = xd || x == DF_TYPE_TIMESTAMP, yt = yd || y == DF_TYPE_TIMESTAMP;
+        void *subtract = (void *)(intptr_t)(fn == DF_FN_SUB);
+        if ((xd && df_type_is_integer(call->args[1]->type)) || (yd && df_type_is_integer(call->args[0]->type))) {
+            out->fn = date_plus_days;
+            out->aux = subtract;
+            out->can_error = true;
+        } else if ((xd && ytm) || (xtm && yd)) {
+            out->fn = date_plus_time;
+            out->aux = subtract;
+            out->can_error = true;
+        } else if ((xtm && (ytm || y == DF_TYPE_INTERVAL_MDN)) || (x == DF_TYPE_INTERVAL_MDN && ytm)) {
+            out->fn = time_interval;
+            out->aux = subtract;
+            out->can_error = true;
+        } else if (xt && y == DF_TYPE_INTERVAL_MDN) {
             out->fn = temporal_interval;
             out->aux = (void *)(intptr_t)(fn == DF_FN_SUB ? 2 : 0);
             out->can_error = true;

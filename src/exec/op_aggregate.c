@@ -205,8 +205,9 @@ static df_errkind update_sum(const agg_def *d, acc *s, const int32_t *g, const d
         }                                                                                    \
         return DF_OK;                                                                        \
     }
-#define ADD_I64 if (__builtin_add_overflow(sum[gi], (int64_t)x[i], &sum[gi])) goto overflow
-#define ADD_U64 if (__builtin_add_overflow(sum[gi], (uint64_t)x[i], &sum[gi])) goto overflow
+/* Integer sums wrap around on overflow, as DataFusion's (the builtins store the wrapped value). */
+#define ADD_I64 (void)__builtin_add_overflow(sum[gi], (int64_t)x[i], &sum[gi])
+#define ADD_U64 (void)__builtin_add_overflow(sum[gi], (uint64_t)x[i], &sum[gi])
 #define ADD_F64 sum[gi] += (double)x[i]
     if (d->acc == ACC_SUM_I64 || d->acc == ACC_SUM_U64) {
         switch (t) {
@@ -254,7 +255,7 @@ static df_errkind update_sum(const agg_def *d, acc *s, const int32_t *g, const d
 #undef ADD_F64
     return df_error_set(err, DF_ERR_INTERNAL, "sum over an unexpected type");
 overflow:
-    return df_error_set(err, DF_ERR_NUMERIC_OVERFLOW, "integer overflow in sum");
+    return df_error_set(err, DF_ERR_NUMERIC_OVERFLOW, "decimal overflow in sum");
 }
 
 /* Total-order float key for min/max. */
@@ -368,12 +369,13 @@ static df_errkind distinct_filter(agg_op *a, acc *s, const df_vec *v, const df_v
     if (k) return k;
     df__memcpy(gv->values->data, a->gids, (size_t)n * sizeof(int32_t));
     df_vec_set_length(gv, n);
-    df_vec *keys[2] = {gv, (df_vec *)v};
+    df_vec *keys[2] = {gv, df_vec_retain((df_vec *)v)};
     uint64_t *h = df_malloc((size_t)(n ? n : 1) * sizeof(uint64_t));
     int32_t *pg = df_malloc((size_t)(n ? n : 1) * sizeof(int32_t));
     if (!h || !pg) k = DF_OOM(err);
     for (int64_t i = 0; !k && i < n; i++) skip[i] = !feed(v, f, i);
     int64_t before = s->dset.ngroups;
+    if (!k) k = df__gt_canon_keys(&keys[1], 1, err);
     if (!k) {
         df__gt_hash(&s->dset, keys, n, h);
         k = df__gt_find_or_insert(&s->dset, keys, h, n, skip, pg, err);
@@ -398,6 +400,7 @@ static df_errkind distinct_filter(agg_op *a, acc *s, const df_vec *v, const df_v
     df_free(h);
     df_free(pg);
     df_vec_release(gv);
+    df_vec_release(keys[1]);
     return k;
 }
 
@@ -502,6 +505,11 @@ static df_errkind consume_batch(agg_op *a, const df_batch *b, df_error *err) {
                 for (int32_t j = 0; j < c; j++) df_vec_release(keys[j]);
                 return k;
             }
+        }
+        k = df__gt_canon_keys(keys, nk, err);
+        if (k) {
+            for (int32_t c = 0; c < nk; c++) df_vec_release(keys[c]);
+            return k;
         }
         df__gt_hash(&a->gt, keys, n, a->hashes);
         k = df__gt_find_or_insert(&a->gt, keys, a->hashes, n, NULL, a->gids, err);

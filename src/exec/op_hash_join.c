@@ -90,7 +90,10 @@ static df_errkind eval_keys(df_xprog **progs, df_xstate **st, int32_t n, const d
             return e;
         }
     }
-    return DF_OK;
+    df_errkind e = df__gt_canon_keys(keys, n, err);
+    if (e)
+        for (int32_t j = 0; j < n; j++) df_vec_release(keys[j]);
+    return e;
 }
 
 /* Rows whose non-NULL-safe keys contain a NULL never match: skip[i] = 1. */

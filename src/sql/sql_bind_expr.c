@@ -396,6 +396,16 @@ static df_expr *bind_unary(binder *b, const ast_expr *e, const bctx *ctx) {
     if (e->op == TK_MINUS && e->a->kind == AE_NUMBER) return bind_number(b, e->a, true);
     df_expr *a = df__bind_expr(b, e->a, ctx);
     if (!a) return NULL;
+    if (e->op == TK_PLUS) {
+        /* unary plus is the operand itself, for numbers, intervals, durations and timestamps (DataFusion) */
+        df_type_id t = a->type->id;
+        if (!df_type_is_numeric(a->type) && t != DF_TYPE_INTERVAL_MDN && t != DF_TYPE_TIMESTAMP) {
+            char tn[64];
+            df__bind_error(b, DF_ERR_SQL_TYPE, e->pos, "unary `+` does not apply to %s", type_name(a->type, tn, sizeof tn));
+            return NULL;
+        }
+        return a;
+    }
     if (e->op == TK_TILDE) {
         if (!df_type_is_integer(a->type)) {
             df__bind_error(b, DF_ERR_SQL_TYPE, e->pos, "`~` needs an integer operand");
@@ -633,7 +643,7 @@ static df_expr *bind_case(binder *b, const ast_expr *e, const bctx *ctx) {
         if (!args[nargs - 1]) return NULL;
         types[ntypes++] = args[nargs - 1]->type;
     }
-    df_type *t = df__bind_keep(b, df__sqlt_union(types, ntypes));
+    df_type *t = df__bind_keep(b, df__sqlt_union_text(types, ntypes));
     if (!t) {
         if (b->err && b->err->kind == DF_ERR_OUT_OF_MEMORY) return NULL;
         df__bind_error(b, DF_ERR_SQL_TYPE, e->pos, "CASE results have incompatible types");

@@ -62,7 +62,7 @@ static df_lnode *new_node(binder *b, df_lnode_kind kind, int32_t nin, df_lnode *
 /* A projection of column refs renaming qualifier and/or names (subquery aliases). */
 static df_lnode *rename_node(binder *b, df_lnode *in, const char *qualifier, int32_t nnames, char *const *names,
                              int32_t pos) {
-    if (nnames > in->ncols) {
+    if (nnames > 0 && nnames != in->ncols) { /* DataFusion: one alias per column */
         df__bind_error(b, DF_ERR_SQL_TYPE, pos, "%d column aliases given for %d columns", nnames, in->ncols);
         return NULL;
     }
@@ -944,7 +944,7 @@ static df_lnode *bind_setop(binder *b, const ast_setexpr *s) {
     if (!types || !cols) return df__bind_oom(b);
     for (int32_t i = 0; i < n; i++) {
         const df_type *pair[2] = {l->cols[i].type, r->cols[i].type};
-        types[i] = df__bind_keep(b, df__sqlt_union(pair, 2));
+        types[i] = df__bind_keep(b, df__sqlt_union_text(pair, 2));
         if (!types[i]) {
             if (b->err && b->err->kind == DF_ERR_OUT_OF_MEMORY) return NULL;
             df__bind_error(b, DF_ERR_SQL_TYPE, s->pos, "set operation column %d has incompatible types", i + 1);

@@ -381,13 +381,18 @@ df_expr *df__bind_resolve_fn(binder *b, df_fn fn, df_expr **args, int32_t n, int
         return df__expr_func(b->plan, fn, t, true, n, args, b->err);
     }
     case SIG_GREATEST: {
-        const df_type *types[64];
         if (n > 64) {
             df__bind_error(b, DF_ERR_LIMIT_EXCEEDED, pos, "too many arguments");
             return NULL;
         }
-        for (int32_t i = 0; i < n; i++) types[i] = args[i]->type;
-        df_type *t = df__bind_keep(b, df__sqlt_union(types, n));
+        /* The arguments meet as comparisons do (10 and '9' compare as Int64). */
+        df_type *t = df_type_retain(args[0]->type);
+        for (int32_t i = 1; i < n && t; i++) {
+            df_type *c = df__sqlt_comparison(t, args[i]->type);
+            df_type_release(t);
+            t = c;
+        }
+        t = df__bind_keep(b, t);
         if (!t) return type_error(b, fn, pos, args[0]->type);
         bool all_nullable = true;
         for (int32_t i = 0; i < n; i++) {
@@ -609,7 +614,7 @@ static df_expr *bind_nvl2(binder *b, const ast_expr *call, df_expr **args) {
         return NULL;
     }
     const df_type *types[2] = {args[1]->type, args[2]->type};
-    df_type *t = df__bind_keep(b, df__sqlt_union(types, 2));
+    df_type *t = df__bind_keep(b, df__sqlt_union_text(types, 2));
     if (!t) {
         df__bind_error(b, DF_ERR_SQL_TYPE, call->pos, "nvl2 results have incompatible types");
         return NULL;

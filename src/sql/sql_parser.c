@@ -961,7 +961,6 @@ static ast_expr *parse_unary(parser *p) {
         ast_expr *a = parse_unary(p);
         leave(p);
         if (!a) return NULL;
-        if (t->type == TK_PLUS) return a;
         ast_expr *e = mk(p, AE_UNARY, t->start);
         if (!e) return NULL;
         e->op = t->type;

@@ -1,7 +1,8 @@
 /*
  * Subqueries in expressions, bound as joins (decorrelation).
  *
- * WHERE conjuncts:
+ * WHERE conjuncts (NOT over an OR holding subqueries is first distributed,
+ * as DataFusion's simplifier does: NOT (x IN (q) OR c) is x NOT IN (q) AND NOT c):
  *   EXISTS (q)            -> LEFT SEMI join with q
  *   NOT EXISTS (q)        -> LEFT ANTI join
  *   x IN (q)              -> LEFT SEMI join on x = q's column
@@ -652,11 +653,68 @@ df_expr *df__bind_subquery_column(binder *b, const ast_expr *e, const bctx *ctx)
 /* ------------------------------------------------------------------------ */
 /* WHERE                                                                     */
 
+/* NOT a as a new AST node. */
+static ast_expr *ast_not(binder *b, ast_expr *a) {
+    ast_expr *e = df__lplan_alloc(b->plan, sizeof *e);
+    if (!e) return df__bind_oom(b);
+    memset(e, 0, sizeof *e);
+    e->kind = AE_NOT;
+    e->pos = a->pos;
+    e->a = a;
+    e->height = a->height + 1;
+    return e;
+}
+
+/* Conjuncts a NOT (a OR b ..) conjunct splits into (NOT a, NOT b, ..), NOT NOT x being x; 0 when it does not split. */
+static int32_t negated_or_size(const ast_expr *c) {
+    if (c->kind != AE_NOT || !c->a || c->a->kind != AE_OR || !df__ast_has_subquery(c->a)) return 0;
+    return c->a->nlist;
+}
+
+/*
+ * The WHERE conjuncts with NOT over an OR holding subqueries distributed
+ * (De Morgan, as DataFusion's simplifier does before it decorrelates): the
+ * negated disjuncts become conjuncts, so `NOT (x IN (q) OR c)` is the
+ * null-aware anti join `x NOT IN (q)` and `NOT c`.  One level: the parts
+ * are not split again.
+ */
+static df_errkind where_conjuncts(binder *b, const ast_expr *where, ast_expr *const **list, int32_t *n,
+                                  ast_expr **one) {
+    conjuncts(where, list, n, one);
+    int32_t total = 0;
+    bool split = false;
+    for (int32_t i = 0; i < *n; i++) {
+        int32_t k = negated_or_size((*list)[i]);
+        split |= k > 0;
+        total += k ? k : 1;
+    }
+    if (!split) return DF_OK;
+    ast_expr **out = df__lplan_alloc(b->plan, (size_t)total * sizeof *out);
+    if (!out) return DF_OOM(b->err);
+    int32_t m = 0;
+    for (int32_t i = 0; i < *n; i++) {
+        const ast_expr *c = (*list)[i];
+        if (!negated_or_size(c)) {
+            out[m++] = (ast_expr *)c;
+            continue;
+        }
+        for (int32_t j = 0; j < c->a->nlist; j++) {
+            ast_expr *d = c->a->list[j];
+            ast_expr *x = d->kind == AE_NOT && d->a ? d->a : ast_not(b, d);
+            if (!x) return berr(b);
+            out[m++] = x;
+        }
+    }
+    *list = out;
+    *n = m;
+    return DF_OK;
+}
+
 df_errkind df__bind_where(binder *b, const ast_expr *where, df_lnode **node, bool **hidden) {
     ast_expr *const *list;
     ast_expr *one;
     int32_t n;
-    conjuncts(where, &list, &n, &one);
+    DF_TRY(where_conjuncts(b, where, &list, &n, &one));
     ast_expr **rest = df__lplan_alloc(b->plan, (size_t)n * sizeof(ast_expr *));
     if (!rest) return DF_OOM(b->err);
     int32_t nrest = 0;

@@ -7,7 +7,8 @@
  * floats win over integers, decimals win over integers (which become
  * Decimal(3|5|10|20, 0)), decimals compared with floats become
  * Decimal128(30, 15) but decimal arithmetic with floats is done in Float64,
- * strings compared with numbers compare as strings, strings compared with
+ * strings compared with numbers are cast to the number's type (an error
+ * for text that is not such a number), strings compared with
  * temporals are parsed as the temporal type, two timestamps meet at the
  * coarser unit.  Decimal arithmetic result types are arrow's (Hive rules;
  * division adds 4 to the scale).
@@ -148,7 +149,8 @@ df_type *df__sqlt_comparison(const df_type *a, const df_type *b) {
     if (!r) r = temporal(a, b);
     if (!r && df__sqlt_is_null(a)) r = ref((df_type *)b);
     if (!r && df__sqlt_is_null(b)) r = ref((df_type *)a);
-    if (!r && ((df__sqlt_is_string(a) && is_num(b)) || (df__sqlt_is_string(b) && is_num(a)))) r = df_type_utf8();
+    if (!r && df__sqlt_is_string(a) && is_num(b)) r = ref((df_type *)b);
+    if (!r && df__sqlt_is_string(b) && is_num(a)) r = ref((df_type *)a);
     if (!r) r = string_temporal(a, b);
     if (!r && ((a->id == DF_TYPE_BINARY && (b->id == DF_TYPE_UTF8 || b->id == DF_TYPE_FIXED_BINARY)) ||
                (b->id == DF_TYPE_BINARY && (a->id == DF_TYPE_UTF8 || a->id == DF_TYPE_FIXED_BINARY))))
@@ -200,10 +202,35 @@ bool df__sqlt_arith(sqlt_arith_op op, const df_type *a, const df_type *b, df_typ
     if (bn) b = a;
     /* Temporal arithmetic. */
     df_type_id x = a->id, y = b->id;
-    if (op == SQLT_SUB && x == DF_TYPE_DATE32 && y == DF_TYPE_DATE32) {
+    bool xdate = x == DF_TYPE_DATE32 || x == DF_TYPE_DATE64, ydate = y == DF_TYPE_DATE32 || y == DF_TYPE_DATE64;
+    bool xtime = x == DF_TYPE_TIME32 || x == DF_TYPE_TIME64, ytime = y == DF_TYPE_TIME32 || y == DF_TYPE_TIME64;
+    if (op == SQLT_SUB && xdate && x == y) {
+        /* date - date: the number of days */
         *lt = ref((df_type *)a);
         *rt = ref((df_type *)b);
-        *ret = df_type_duration(DF_UNIT_SECOND);
+        *ret = df_type_int64();
+        return true;
+    }
+    if (((op == SQLT_ADD || op == SQLT_SUB) && xdate && is_int(b)) || (op == SQLT_ADD && ydate && is_int(a))) {
+        /* date +/- integer: that many days */
+        *lt = xdate ? ref((df_type *)a) : df_type_int64();
+        *rt = xdate ? df_type_int64() : ref((df_type *)b);
+        *ret = ref((df_type *)(xdate ? a : b));
+        return true;
+    }
+    if (((op == SQLT_ADD || op == SQLT_SUB) && xdate && ytime) || (op == SQLT_ADD && xtime && ydate)) {
+        /* date +/- time of day: a timestamp */
+        *lt = ref((df_type *)a);
+        *rt = ref((df_type *)b);
+        *ret = df_type_timestamp(DF_UNIT_NANO, NULL);
+        return true;
+    }
+    if ((op == SQLT_SUB && xtime && ytime) || ((op == SQLT_ADD || op == SQLT_SUB) && xtime && y == DF_TYPE_INTERVAL_MDN) ||
+        (op == SQLT_ADD && x == DF_TYPE_INTERVAL_MDN && ytime)) {
+        /* time - time, time +/- interval: an interval (times count as the interval since midnight) */
+        *lt = ref((df_type *)a);
+        *rt = ref((df_type *)b);
+        *ret = df_type_interval_mdn();
         return true;
     }
     if ((op == SQLT_ADD || op == SQLT_SUB) && x == DF_TYPE_TIMESTAMP && y == DF_TYPE_DURATION) {
@@ -219,20 +246,29 @@ bool df__sqlt_arith(sqlt_arith_op op, const df_type *a, const df_type *b, df_typ
         *ret = ref((df_type *)b);
         return true;
     }
-    if ((op == SQLT_ADD || op == SQLT_SUB) && (x == DF_TYPE_DATE32 || x == DF_TYPE_TIMESTAMP) &&
-        (y == DF_TYPE_INTERVAL_MDN || is_int(b))) {
+    if ((op == SQLT_ADD || op == SQLT_SUB) && (xdate || x == DF_TYPE_TIMESTAMP) && y == DF_TYPE_INTERVAL_MDN) {
         *lt = ref((df_type *)a);
         *rt = df_type_interval_mdn();
         *ret = ref((df_type *)a);
         return true;
     }
-    if (op == SQLT_ADD && (y == DF_TYPE_DATE32 || y == DF_TYPE_TIMESTAMP) && (x == DF_TYPE_INTERVAL_MDN || is_int(a))) {
+    if (op == SQLT_ADD && (ydate || y == DF_TYPE_TIMESTAMP) && x == DF_TYPE_INTERVAL_MDN) {
         *lt = df_type_interval_mdn();
         *rt = ref((df_type *)b);
         *ret = ref((df_type *)b);
         return true;
     }
+    if (op == SQLT_SUB && ((x == DF_TYPE_TIMESTAMP && ydate) || (xdate && y == DF_TYPE_TIMESTAMP))) {
+        /* timestamp - date, date - timestamp: both as nanosecond timestamps (dates at midnight UTC) */
+        df_type *c = df_type_timestamp(DF_UNIT_NANO, x == DF_TYPE_TIMESTAMP ? a->timezone : b->timezone);
+        *lt = c;
+        *rt = c ? ref(c) : NULL;
+        *ret = df_type_duration(DF_UNIT_NANO);
+        return *lt && *rt && *ret;
+    }
     if (op == SQLT_SUB && x == DF_TYPE_TIMESTAMP && y == DF_TYPE_TIMESTAMP) {
+        /* two different time zones do not meet (a zone and none do) */
+        if (a->timezone && b->timezone && strcmp(a->timezone, b->timezone) != 0) return false;
         df_type *c = df_type_timestamp(coarser_unit(a->unit, b->unit), a->timezone ? a->timezone : b->timezone);
         *lt = c;
         *rt = ref(c);
@@ -270,7 +306,7 @@ bool df__sqlt_arith(sqlt_arith_op op, const df_type *a, const df_type *b, df_typ
 }
 
 /* type_union_resolution_coercion for two non-null types. */
-static df_type *union2(const df_type *a, const df_type *b) {
+static df_type *union2(const df_type *a, const df_type *b, bool text_wins) {
     if (df_type_equals(a, b)) return ref((df_type *)a);
     df_type *r = binary_numeric(a, b);
     if (!r) {
@@ -278,6 +314,8 @@ static df_type *union2(const df_type *a, const df_type *b) {
         r = temporal(a, b);
     }
     if (!r && df__sqlt_is_string(a) && df__sqlt_is_string(b)) r = df_type_utf8();
+    if (!r && text_wins && ((df__sqlt_is_string(a) && is_num(b)) || (df__sqlt_is_string(b) && is_num(a))))
+        r = df_type_utf8();
     if (!r && df__sqlt_is_string(a) && is_num(b)) r = ref((df_type *)b);
     if (!r && df__sqlt_is_string(b) && is_num(a)) r = ref((df_type *)a);
     if (!r && ((a->id == DF_TYPE_BINARY && b->id == DF_TYPE_UTF8) || (a->id == DF_TYPE_UTF8 && b->id == DF_TYPE_BINARY)))
@@ -295,7 +333,7 @@ static type_cat category(const df_type *t) {
     return CAT_OTHER;
 }
 
-df_type *df__sqlt_union(const df_type *const *types, int32_t n) {
+static df_type *union_n(const df_type *const *types, int32_t n, bool text_wins) {
     if (n <= 0) return NULL;
     bool all_same = true, all_null = true;
     for (int32_t i = 0; i < n; i++) {
@@ -319,13 +357,16 @@ df_type *df__sqlt_union(const df_type *const *types, int32_t n) {
             cand = ref((df_type *)types[i]);
             continue;
         }
-        df_type *next = union2(types[i], cand);
+        df_type *next = union2(types[i], cand, text_wins);
         df_type_release(cand);
         if (!next) return NULL;
         cand = next;
     }
     return cand;
 }
+
+df_type *df__sqlt_union(const df_type *const *types, int32_t n) { return union_n(types, n, false); }
+df_type *df__sqlt_union_text(const df_type *const *types, int32_t n) { return union_n(types, n, true); }
 
 bool df__sqlt_can_cast(const df_type *from, const df_type *to) {
     if (df_type_equals(from, to) || from->id == DF_TYPE_NULL) return true;
@@ -657,8 +698,15 @@ int df__sqlt_parse_interval(const char *text, size_t len, const char *unit, int3
             char *next = strtok_r(NULL, " \t", &save);
             if (next && !(next[0] == '-' || next[0] == '+' || (next[0] >= '0' && next[0] <= '9') || next[0] == '.')) {
                 u = next;
+            } else if (unit && !next) {
+                /* INTERVAL 'n' UNIT: the qualifier is the last number's unit */
+                if (!ival_add_unit(&iv, v, unit)) return 2;
+                any = true;
+                unit = NULL;
+                tok = next;
+                continue;
             } else {
-                if (!ival_add_unit(&iv, v, unit ? unit : "second")) return 2;
+                if (unit || !ival_add_unit(&iv, v, "second")) return 2;
                 any = true;
                 tok = next;
                 continue;
@@ -668,7 +716,7 @@ int df__sqlt_parse_interval(const char *text, size_t len, const char *unit, int3
         any = true;
         tok = strtok_r(NULL, " \t", &save);
     }
-    if (!any) return 2;
+    if (!any || unit) return 2; /* a qualifier needs a bare number at the end ('5 day' HOUR is refused) */
     if (fabs(iv.months) > 2147483647.0 || fabs(iv.days) > 2147483647.0 || fabs(iv.nanos) > 9.2e18) return 1;
     *months = (int32_t)iv.months;
     *days = (int32_t)iv.days;

@@ -33,11 +33,13 @@ df_type *df__sqlt_comparison(const df_type *a, const df_type *b);
 bool df__sqlt_arith(sqlt_arith_op op, const df_type *a, const df_type *b, df_type **lt, df_type **rt, df_type **ret);
 
 /*
- * Union resolution (CASE, COALESCE, UNION, VALUES, IN lists, GREATEST): the
+ * Union resolution (COALESCE, VALUES): the
  * common type of n types, ignoring Null; NULL when there is none.  All-Null
  * gives Null.
  */
 df_type *df__sqlt_union(const df_type *const *types, int32_t n);
+/* Same where strings and numbers meet as strings (CASE results, set operations, nvl2). */
+df_type *df__sqlt_union_text(const df_type *const *types, int32_t n);
 
 /* True when a cast from `from` to `to` is supported by the executor. */
 bool df__sqlt_can_cast(const df_type *from, const df_type *to);

@@ -204,8 +204,8 @@ def render_interval(v):
         if m:
             parts.append(f"{sign}{m} mins")
         if s or f:
-            frac = f"{f:09d}".rstrip("0")
-            parts.append(f"{sign}{s}{'.' + frac if frac else ''} secs")
+            # Arrow prints the seconds of a MonthDayNano interval with all nine digits.
+            parts.append(f"{sign}{s}.{f:09d} secs")
     return " ".join(parts) if parts else "0 secs"
 
 
@@ -229,8 +229,11 @@ def render_value(v, typ):
         return v.replace("\0", "\\0")
     if pa.types.is_binary(typ) or pa.types.is_large_binary(typ) or pa.types.is_fixed_size_binary(typ):
         return v.hex()
-    if pa.types.is_date(typ):
-        return v.isoformat()
+    if pa.types.is_date32(typ):
+        return render_date(v)
+    if pa.types.is_date64(typ):
+        # Date64 prints as a date and time, as arrow shows it.
+        return render_timestamp(v, pa.timestamp("ms"))
     if pa.types.is_timestamp(typ):
         return render_timestamp(v, typ)
     if pa.types.is_time(typ):
@@ -285,15 +288,35 @@ def render_duration(v, typ):
     return " ".join(parts)
 
 
+def civil_from_days(z):
+    """(year, month, day) of day number z since 1970-01-01, proleptic Gregorian, any year."""
+    z += 719468
+    era = z // 146097
+    doe = z - era * 146097
+    yoe = (doe - doe // 1460 + doe // 36524 - doe // 146096) // 365
+    doy = doe - (365 * yoe + yoe // 4 - yoe // 100)
+    mp = (5 * doy + 2) // 153
+    d = doy - (153 * mp + 2) // 5 + 1
+    m = mp + 3 if mp < 10 else mp - 9
+    y = yoe + era * 400 + (m <= 2)
+    return y, m, d
+
+
+def render_date(days):
+    """A day number as chrono prints dates: four-digit years, else signed (+54719-05-25, -0001-01-01)."""
+    y, m, d = civil_from_days(days)
+    ys = f"{y:04d}" if 0 <= y <= 9999 else f"{'+' if y > 0 else '-'}{abs(y):04d}"
+    return f"{ys}-{m:02d}-{d:02d}"
+
+
 def render_timestamp(scalar_value, typ):
     # scalar_value is the raw integer (we read .value from the Arrow scalar)
     v = scalar_value
     unit = typ.unit
     per = {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}[unit]
     secs, frac = divmod(v, per)
-    import datetime
-    dt = datetime.datetime(1970, 1, 1) + datetime.timedelta(seconds=secs)
-    s = dt.strftime("%Y-%m-%dT%H:%M:%S")
+    days, tod = divmod(secs, 86400)
+    s = f"{render_date(days)}T{tod // 3600:02d}:{tod // 60 % 60:02d}:{tod % 60:02d}"
     if frac:
         ns = frac * (10**9 // per)
         if ns % 10**6 == 0:
@@ -314,9 +337,11 @@ def render_timestamp(scalar_value, typ):
 def column_values(col):
     import pyarrow as pa
     typ = col.type
-    if pa.types.is_timestamp(typ):
-        ints = col.cast(pa.int64())
+    if pa.types.is_timestamp(typ) or pa.types.is_date64(typ):
+        ints = col.view(pa.int64())
         return [None if x is None else x for x in ints.to_pylist()]
+    if pa.types.is_date32(typ):
+        return col.view(pa.int32()).to_pylist()
     if pa.types.is_duration(typ) or pa.types.is_time(typ):
         width = pa.int32() if pa.types.is_time32(typ) else pa.int64()
         return [None if x is None else x for x in col.view(width).to_pylist()]
@@ -577,11 +602,8 @@ class Harness:
         src_cols = [f"column{i + 1}" for i in range(len(listed))]
         exprs = []
         for f in target.schema:
-            tname = render_sql_type(f.type)
-            if f.name in listed:
-                exprs.append(f"CAST({src_cols[listed.index(f.name)]} AS {tname}) AS {quote(f.name)}")
-            else:
-                exprs.append(f"CAST(NULL AS {tname}) AS {quote(f.name)}")
+            src = src_cols[listed.index(f.name)] if f.name in listed else "NULL"
+            exprs.append(f"{cast_sql(src, f.type)} AS {quote(f.name)}")
         new = self.engine.query(f"SELECT {', '.join(exprs)} FROM ({source}) AS s({', '.join(src_cols)})")
         new = new.cast(target.schema) if new.schema != target.schema else new
         merged = pa.concat_tables([target, new]) if target.num_rows else new
@@ -631,6 +653,27 @@ class Harness:
         else:
             self.engine.query(s)
         return None
+
+
+ARROW_UNITS = {"s": "Second", "ms": "Millisecond", "us": "Microsecond", "ns": "Nanosecond"}
+
+
+def cast_sql(expr, t):
+    """SQL casting expr to the Arrow type t exactly (arrow_cast for types without a SQL name of their own)."""
+    import pyarrow as pa
+    if pa.types.is_timestamp(t):
+        tz = "None" if t.tz is None else f'Some("{t.tz}")'
+        return f"arrow_cast({expr}, 'Timestamp({ARROW_UNITS[t.unit]}, {tz})')"
+    if pa.types.is_time32(t) or pa.types.is_time64(t):
+        bits = 32 if pa.types.is_time32(t) else 64
+        return f"arrow_cast({expr}, 'Time{bits}({ARROW_UNITS[t.unit]})')"
+    if pa.types.is_duration(t):
+        return f"arrow_cast({expr}, 'Duration({ARROW_UNITS[t.unit]})')"
+    if pa.types.is_interval(t):
+        return f"CAST({expr} AS INTERVAL)"
+    if pa.types.is_date64(t):
+        return f"arrow_cast({expr}, 'Date64')"
+    return f"CAST({expr} AS {render_sql_type(t)})"
 
 
 def render_sql_type(t):
