@@ -106,7 +106,9 @@ static df_strmap_slot *str_slot(const df_strmap *m, df_strmap_slot *slots, size_
     size_t i = (size_t)h & (cap - 1);
     for (;; i = (i + 1) & (cap - 1)) {
         df_strmap_slot *s = &slots[i];
-        if (!s->hash || (s->hash == h && s->len == len && memcmp(m->keys + s->off, key, len) == 0)) return s;
+        /* len == 0: the key buffer may still be NULL (only empty keys so far). */
+        if (!s->hash || (s->hash == h && s->len == len && (len == 0 || memcmp(m->keys + s->off, key, len) == 0)))
+            return s;
     }
 }
 

@@ -517,6 +517,23 @@ DF_TEST(maps_are_unchanged_when_growth_fails) {
     df_error_clear(&err);
 }
 
+DF_TEST(strmap_finds_the_empty_key_before_any_key_bytes_are_stored) {
+    /* Found by fuzzing the Delta log: two txn actions with an empty appId. */
+    df_strmap s = {0};
+    uint64_t *slot;
+    bool added;
+    DF_ASSERT_OK(df_strmap_upsert(&s, "", 0, &slot, &added, NULL), NULL);
+    DF_ASSERT(added);
+    *slot = 7;
+    DF_ASSERT_OK(df_strmap_upsert(&s, "", 0, &slot, &added, NULL), NULL);
+    DF_ASSERT(!added);
+    DF_ASSERT_EQ_UINT(*slot, 7);
+    uint64_t v = 0;
+    DF_ASSERT(df_strmap_get(&s, "", 0, &v));
+    DF_ASSERT_EQ_UINT(v, 7);
+    df_strmap_free(&s);
+}
+
 DF_TEST(strmap_interns_byte_strings_through_growth) {
     df_strmap m = {0};
     df_error err = {0};
