@@ -1,6 +1,6 @@
 /*
  * More scalar kernels: to_timestamp_<unit>, date_bin, regexp_like /
- * regexp_count / regexp_replace, encode / decode (hex, base64), md5,
+ * regexp_count / regexp_replace, encode / decode (hex, base64), md5 / sha2 / digest,
  * find_in_set, levenshtein and substr_index.
  *
  * Each kernel runs over the selected rows of its batch, with NULL in ->
@@ -9,10 +9,10 @@
  * out-of-range timestamps).
  */
 #include <math.h>
-#include <pthread.h>
 
 #include "exec/exec_int.h"
 #include "exec/regex_int.h"
+#include "common/digest.h"
 
 #define MAX_TEXT (256 * 1024 * 1024) /* the longest string a kernel builds (as kernels_string.c) */
 
@@ -554,57 +554,13 @@ static df_errkind encode_k(const df_kargs *k, const df_xreg *a, int32_t na, df_x
     return DF_OK;
 }
 
-static uint32_t md5_K[64];
-static pthread_once_t md5_once = PTHREAD_ONCE_INIT;
-
-/* K[i] = floor(2^32 * |sin(i + 1)|), the RFC's definition of the round constants. */
-static void md5_init(void) {
-    for (int i = 0; i < 64; i++) md5_K[i] = (uint32_t)(fabs(sin((double)(i + 1))) * 4294967296.0);
-}
-
-/* MD5 (RFC 1321) of p[0..n) into out[16]. */
-static void md5(const uint8_t *p, size_t n, uint8_t out[16]) {
-    static const int S[16] = {7, 12, 17, 22, 5, 9, 14, 20, 4, 11, 16, 23, 6, 10, 15, 21};
-    pthread_once(&md5_once, md5_init);
-    const uint32_t *K = md5_K;
-    uint32_t h[4] = {0x67452301u, 0xefcdab89u, 0x98badcfeu, 0x10325476u};
-    uint64_t bits = (uint64_t)n * 8;
-    size_t total = ((n + 8) / 64 + 1) * 64;
-    for (size_t off = 0; off < total; off += 64) {
-        uint8_t blk[64];
-        for (int j = 0; j < 64; j++) {
-            size_t at = off + (size_t)j;
-            blk[j] = at < n ? p[at] : at == n ? 0x80 : 0;
-        }
-        if (off + 64 == total)
-            for (int j = 0; j < 8; j++) blk[56 + j] = (uint8_t)(bits >> (8 * j));
-        uint32_t w[16];
-        for (int j = 0; j < 16; j++)
-            w[j] = (uint32_t)blk[4 * j] | (uint32_t)blk[4 * j + 1] << 8 | (uint32_t)blk[4 * j + 2] << 16 |
-                   (uint32_t)blk[4 * j + 3] << 24;
-        uint32_t A = h[0], B = h[1], C = h[2], D = h[3];
-        for (int i = 0; i < 64; i++) {
-            uint32_t F;
-            int g;
-            if (i < 16) F = (B & C) | (~B & D), g = i;
-            else if (i < 32) F = (D & B) | (~D & C), g = (5 * i + 1) % 16;
-            else if (i < 48) F = B ^ C ^ D, g = (3 * i + 5) % 16;
-            else F = C ^ (B | ~D), g = (7 * i) % 16;
-            uint32_t x = A + F + K[i] + w[g];
-            int r = S[(i / 16) * 4 + i % 4];
-            A = D;
-            D = C;
-            C = B;
-            B = B + ((x << r) | (x >> (32 - r)));
-        }
-        h[0] += A, h[1] += B, h[2] += C, h[3] += D;
-    }
-    for (int j = 0; j < 4; j++)
-        for (int b = 0; b < 4; b++) out[4 * j + b] = (uint8_t)(h[j] >> (8 * b));
-}
-
-/* md5(str) -> lower-case hex text. */
-static df_errkind md5_k(const df_kargs *k, const df_xreg *a, int32_t na, df_xreg *out) {
+/*
+ * md5(str) -> lower-case hex text; sha224 ... sha512(x) and digest(x, algorithm) -> the digest's bytes.
+ * aux holds the algorithm + 1 (0 = digest: the algorithm is the second argument, per row).
+ */
+static df_errkind digest_k(const df_kargs *k, const df_xreg *a, int32_t na, df_xreg *out) {
+    int fixed = (int)(intptr_t)k->aux - 1;
+    bool hex = fixed == DF_DIGEST_MD5;
     df__sbuilder sb;
     DF_TRY(df__sb_begin(&sb, k, a, na, k->n * 32));
     df_errkind e = DF_OK;
@@ -613,11 +569,29 @@ static df_errkind md5_k(const df_kargs *k, const df_xreg *a, int32_t na, df_xreg
         if (!row_valid(sb.v, i)) continue;
         int32_t n;
         const uint8_t *s = df_vec_bytes(a[0].vec, a[0].is_const ? 0 : i, &n);
-        uint8_t dg[16];
-        md5(s, (size_t)n, dg);
-        char hex[32];
-        df_hex_encode(dg, sizeof dg, hex, false);
-        e = df__sb_put(&sb, i, hex, 32);
+        int algo = fixed;
+        if (algo < 0) {
+            int32_t an;
+            const uint8_t *an_p = df_vec_bytes(a[1].vec, a[1].is_const ? 0 : i, &an);
+            algo = df_digest_from_name((const char *)an_p, (size_t)an);
+            if (algo < 0) {
+                e = df_error_set(k->err, DF_ERR_EXECUTION,
+                                 "There is no built-in digest algorithm named '%.*s', currently supported algorithms "
+                                 "are: md5, sha224, sha256, sha384, sha512, blake2s, blake2b, blake3",
+                                 an > 40 ? 40 : an, an_p);
+                break;
+            }
+        }
+        uint8_t dg[DF_DIGEST_MAX_LEN];
+        df_digest((df_digest_algo)algo, s, (size_t)n, dg);
+        size_t len = df_digest_len((df_digest_algo)algo);
+        if (hex) {
+            char text[2 * DF_DIGEST_MAX_LEN];
+            df_hex_encode(dg, len, text, false);
+            e = df__sb_put(&sb, i, text, (int64_t)(2 * len));
+        } else {
+            e = df__sb_put(&sb, i, dg, (int64_t)len);
+        }
     });
     if (e) {
         df__sb_abort(&sb);
@@ -769,7 +743,16 @@ df_errkind df__kernels_more(const df_expr *call, df_kernel *out, df_error *err) 
         out->aux = (void *)(intptr_t)call->fn;
         out->can_error = true;
         return DF_OK;
-    case DF_FN_MD5: out->fn = md5_k; return DF_OK;
+    case DF_FN_MD5: case DF_FN_SHA224: case DF_FN_SHA256: case DF_FN_SHA384: case DF_FN_SHA512: case DF_FN_DIGEST:
+        out->fn = digest_k;
+        out->aux = (void *)(intptr_t)(call->fn == DF_FN_MD5      ? DF_DIGEST_MD5 + 1
+                                      : call->fn == DF_FN_SHA224 ? DF_DIGEST_SHA224 + 1
+                                      : call->fn == DF_FN_SHA256 ? DF_DIGEST_SHA256 + 1
+                                      : call->fn == DF_FN_SHA384 ? DF_DIGEST_SHA384 + 1
+                                      : call->fn == DF_FN_SHA512 ? DF_DIGEST_SHA512 + 1
+                                                                 : 0);
+        out->can_error = call->fn == DF_FN_DIGEST;
+        return DF_OK;
     case DF_FN_FIND_IN_SET: case DF_FN_LEVENSHTEIN:
         out->fn = str2_int32_k;
         out->aux = (void *)(intptr_t)call->fn;

@@ -11,6 +11,7 @@
  */
 #include <stdio.h>
 
+#include "common/digest.h"
 #include "sql/sql_binder.h"
 
 typedef enum sig {
@@ -55,6 +56,7 @@ typedef enum sig {
     SIG_ENCODE,         /* encode(bytes | str, fmt) -> str; decode(str, fmt) -> binary */
     SIG_STR2_INT32B,    /* find_in_set / levenshtein: (str, str) -> int32 */
     SIG_SUBSTR_INDEX,   /* (str, str, int64) -> str */
+    SIG_HASH,           /* sha224..sha512(str | binary) -> binary; digest(str | binary, str) -> binary */
     SIG_BITNOT,         /* internal */
 } sig;
 
@@ -170,6 +172,11 @@ static const fn_entry functions[] = {
     {"levenshtein", DF_FN_LEVENSHTEIN, SIG_STR2_INT32B, 2, 2},
     {"substr_index", DF_FN_SUBSTRING_INDEX, SIG_SUBSTR_INDEX, 3, 3},
     {"substring_index", DF_FN_SUBSTRING_INDEX, SIG_SUBSTR_INDEX, 3, 3},
+    {"sha224", DF_FN_SHA224, SIG_HASH, 1, 1},
+    {"sha256", DF_FN_SHA256, SIG_HASH, 1, 1},
+    {"sha384", DF_FN_SHA384, SIG_HASH, 1, 1},
+    {"sha512", DF_FN_SHA512, SIG_HASH, 1, 1},
+    {"digest", DF_FN_DIGEST, SIG_HASH, 2, 2},
 };
 
 static const fn_entry *find_entry_by_fn(df_fn fn) {
@@ -492,6 +499,23 @@ df_expr *df__bind_resolve_fn(binder *b, df_fn fn, df_expr **args, int32_t n, int
         break;
     case SIG_BITNOT:
         ret = args[0]->type;
+        break;
+    case SIG_HASH:
+        for (int32_t i = 0; i < n; i++) {
+            if (!stringish(args[i]->type) || (i == 1 && args[i]->type->id == DF_TYPE_BINARY))
+                return type_error(b, fn, pos, args[i]->type);
+            if (args[i]->type->id != DF_TYPE_BINARY && !coerce_arg(b, args, i, utf8, pos)) return NULL;
+        }
+        if (n == 2 && args[1]->kind == DF_EX_LITERAL && !args[1]->lit->is_null &&
+            df_digest_from_name((const char *)args[1]->lit->v.bytes.ptr, (size_t)args[1]->lit->v.bytes.len) < 0) {
+            df__bind_error(b, DF_ERR_SQL_TYPE, pos,
+                           "There is no built-in digest algorithm named '%.*s', currently supported algorithms are: "
+                           "md5, sha224, sha256, sha384, sha512, blake2s, blake2b, blake3",
+                           (int)(args[1]->lit->v.bytes.len > 40 ? 40 : args[1]->lit->v.bytes.len),
+                           (const char *)args[1]->lit->v.bytes.ptr);
+            return NULL;
+        }
+        ret = df_type_binary();
         break;
     case SIG_TO_TS_UNIT: {
         const df_type *t = args[0]->type;
