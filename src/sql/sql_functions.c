@@ -56,6 +56,8 @@ typedef enum sig {
     SIG_ENCODE,         /* encode(bytes | str, fmt) -> str; decode(str, fmt) -> binary */
     SIG_STR2_INT32B,    /* find_in_set / levenshtein: (str, str) -> int32 */
     SIG_SUBSTR_INDEX,   /* (str, str, int64) -> str */
+    SIG_TIME,           /* make_time(int, int, int) -> time32(s); to_time(str | timestamp) -> time64(ns) */
+    SIG_TO_CHAR,        /* to_char(temporal, str) -> str */
     SIG_HASH,           /* sha224..sha512(str | binary) -> binary; digest(str | binary, str) -> binary */
     SIG_BITNOT,         /* internal */
 } sig;
@@ -177,6 +179,10 @@ static const fn_entry functions[] = {
     {"sha384", DF_FN_SHA384, SIG_HASH, 1, 1},
     {"sha512", DF_FN_SHA512, SIG_HASH, 1, 1},
     {"digest", DF_FN_DIGEST, SIG_HASH, 2, 2},
+    {"make_time", DF_FN_MAKE_TIME, SIG_TIME, 3, 3},
+    {"to_time", DF_FN_TO_TIME, SIG_TIME, 1, 1},
+    {"to_char", DF_FN_TO_CHAR, SIG_TO_CHAR, 2, 2},
+    {"date_format", DF_FN_TO_CHAR, SIG_TO_CHAR, 2, 2},
 };
 
 static const fn_entry *find_entry_by_fn(df_fn fn) {
@@ -500,6 +506,39 @@ df_expr *df__bind_resolve_fn(binder *b, df_fn fn, df_expr **args, int32_t n, int
     case SIG_BITNOT:
         ret = args[0]->type;
         break;
+    case SIG_TIME:
+        if (fn == DF_FN_TO_TIME) {
+            const df_type *t = args[0]->type;
+            if (t->id == DF_TYPE_DATE32 || t->id == DF_TYPE_DATE64) {
+                df_type *ts = df__bind_keep(b, df_type_timestamp(DF_UNIT_NANO, NULL));
+                if (!ts || !coerce_arg(b, args, 0, ts, pos)) return NULL;
+            } else if (t->id != DF_TYPE_TIMESTAMP) {
+                if (!stringish(t) || t->id == DF_TYPE_BINARY) return type_error(b, fn, pos, t);
+                if (!coerce_arg(b, args, 0, utf8, pos)) return NULL;
+            }
+            ret = df__bind_keep(b, df_type_time(DF_UNIT_NANO));
+            break;
+        }
+        for (int32_t i = 0; i < n; i++) {
+            if (!int_or_null(args[i]->type) && args[i]->type->id != DF_TYPE_UTF8)
+                return type_error(b, fn, pos, args[i]->type);
+            if (!coerce_arg(b, args, i, df_type_int32(), pos)) return NULL;
+        }
+        ret = df__bind_keep(b, df_type_time(DF_UNIT_SECOND));
+        break;
+    case SIG_TO_CHAR: {
+        const df_type *t = args[0]->type;
+        if (t->id == DF_TYPE_UTF8 || is_null_type(t)) {
+            df_type *ts = df__bind_keep(b, df_type_timestamp(DF_UNIT_NANO, NULL));
+            if (!ts || !coerce_arg(b, args, 0, ts, pos)) return NULL;
+        } else if (!temporal_arg(t) || t->id == DF_TYPE_INTERVAL_MDN) {
+            return type_error(b, fn, pos, t);
+        }
+        if (!stringish(args[1]->type) || args[1]->type->id == DF_TYPE_BINARY) return type_error(b, fn, pos, args[1]->type);
+        if (!coerce_arg(b, args, 1, utf8, pos)) return NULL;
+        ret = utf8;
+        break;
+    }
     case SIG_HASH:
         for (int32_t i = 0; i < n; i++) {
             if (!stringish(args[i]->type) || (i == 1 && args[i]->type->id == DF_TYPE_BINARY))
