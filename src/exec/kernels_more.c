@@ -216,6 +216,7 @@ static df_errkind rx_flags(const uint8_t *f, int32_t n, bool allow_g, uint32_t *
 static int32_t flags_arg(df_fn fn, int32_t na) {
     if (fn == DF_FN_REGEXP_LIKE) return na > 2 ? 2 : -1;
     if (fn == DF_FN_REGEXP_COUNT) return na > 3 ? 3 : -1;
+    if (fn == DF_FN_REGEXP_INSTR) return na > 4 ? 4 : -1;
     return na > 3 ? 3 : -1;
 }
 
@@ -362,7 +363,7 @@ static df_errkind regexp_k(const df_kargs *k, const df_xreg *a, int32_t na, df_x
             re = row_re;
             global = row_global;
         }
-        uint32_t need = fn == DF_FN_REGEXP_REPLACE ? 2 * re->ngroups : 2;
+        uint32_t need = fn == DF_FN_REGEXP_REPLACE || fn == DF_FN_REGEXP_INSTR ? 2 * re->ngroups : 2;
         if (fn != DF_FN_REGEXP_LIKE && need > nslots) {
             int64_t *ns = df_realloc(slots, (size_t)need * sizeof *ns);
             if (!ns) {
@@ -396,6 +397,39 @@ static df_errkind regexp_k(const df_kargs *k, const df_xreg *a, int32_t na, df_x
                     if (!e && found) count++;
                 }
                 DF_VEC_VALUES(v, int64_t)[i] = count;
+            }
+        } else if (fn == DF_FN_REGEXP_INSTR) {
+            /* regexp_instr(s, p [, start [, n [, flags [, group]]]]): the character position of the n-th
+             * match (or of its group) in s from character start on, searched as if s began there; 0 if none. */
+            int64_t start = na > 2 ? DF_VEC_VALUES(a[2].vec, int64_t)[a[2].is_const ? 0 : i] : 1;
+            int64_t nth = na > 3 ? DF_VEC_VALUES(a[3].vec, int64_t)[a[3].is_const ? 0 : i] : 1;
+            int64_t group = na > 5 ? DF_VEC_VALUES(a[5].vec, int64_t)[a[5].is_const ? 0 : i] : 0;
+            if (start < 1 || nth < 1 || group < 0) {
+                e = df_error_set(k->err, DF_ERR_EXECUTION, "regexp_instr %s must be %s",
+                                 start < 1 ? "start" : nth < 1 ? "n" : "the subexpression number",
+                                 group < 0 && start >= 1 && nth >= 1 ? "non-negative" : "at least 1");
+            } else {
+                int64_t off = 0, ch = 1, r = 0;
+                while (off < n && ch < start) {
+                    off++;
+                    while (off < n && (s[off] & 0xC0) == 0x80) off++;
+                    ch++;
+                }
+                if (ch == start) {
+                    const uint8_t *sub = s + off;
+                    size_t subn = (size_t)(n - off), at = 0;
+                    int64_t last_end = -1, seen = 0;
+                    bool found = true;
+                    while (!e && found && seen < nth) {
+                        e = rx_next(re, &sc, &cancel, sub, subn, &at, &last_end, slots, need, &found, k->err);
+                        if (!e && found) seen++;
+                    }
+                    if (!e && found && seen == nth && (uint64_t)group < re->ngroups && slots[2 * group] >= 0) {
+                        r = start;
+                        for (int64_t b = 0; b < slots[2 * group]; b++) r += (sub[b] & 0xC0) != 0x80;
+                    }
+                }
+                DF_VEC_VALUES(v, int64_t)[i] = r;
             }
         } else {
             int32_t rn;
@@ -737,7 +771,7 @@ df_errkind df__kernels_more(const df_expr *call, df_kernel *out, df_error *err) 
         out->can_error = true;
         return DF_OK;
     case DF_FN_DATE_BIN: out->fn = date_bin_k; out->can_error = true; return DF_OK;
-    case DF_FN_REGEXP_LIKE: case DF_FN_REGEXP_COUNT: case DF_FN_REGEXP_REPLACE: return regexp_kernel_for(call, out, err);
+    case DF_FN_REGEXP_LIKE: case DF_FN_REGEXP_COUNT: case DF_FN_REGEXP_REPLACE: case DF_FN_REGEXP_INSTR: return regexp_kernel_for(call, out, err);
     case DF_FN_ENCODE: case DF_FN_DECODE:
         out->fn = encode_k;
         out->aux = (void *)(intptr_t)call->fn;

@@ -168,6 +168,7 @@ static const fn_entry functions[] = {
     {"regexp_like", DF_FN_REGEXP_LIKE, SIG_REGEXP, 2, 3},
     {"regexp_count", DF_FN_REGEXP_COUNT, SIG_REGEXP, 2, 4},
     {"regexp_replace", DF_FN_REGEXP_REPLACE, SIG_REGEXP, 3, 4},
+    {"regexp_instr", DF_FN_REGEXP_INSTR, SIG_REGEXP, 2, 6},
     {"encode", DF_FN_ENCODE, SIG_ENCODE, 2, 2},
     {"decode", DF_FN_DECODE, SIG_ENCODE, 2, 2},
     {"find_in_set", DF_FN_FIND_IN_SET, SIG_STR2_INT32B, 2, 2},
@@ -593,12 +594,12 @@ df_expr *df__bind_resolve_fn(binder *b, df_fn fn, df_expr **args, int32_t n, int
         /* regexp_like(s, p [, flags]) -> bool; regexp_count(s, p [, start [, flags]]) -> int64;
          * regexp_replace(s, p, replacement [, flags]) -> str */
         for (int32_t i = 0; i < n; i++) {
-            bool is_start = fn == DF_FN_REGEXP_COUNT && i == 2;
+            bool is_start = (fn == DF_FN_REGEXP_COUNT && i == 2) || (fn == DF_FN_REGEXP_INSTR && i >= 2 && i != 4);
             if (is_start ? !int_or_null(args[i]->type) : !stringish(args[i]->type))
                 return type_error(b, fn, pos, args[i]->type);
             if (!coerce_arg(b, args, i, is_start ? i64 : utf8, pos)) return NULL;
         }
-        ret = fn == DF_FN_REGEXP_LIKE ? df_type_bool() : fn == DF_FN_REGEXP_COUNT ? i64 : utf8;
+        ret = fn == DF_FN_REGEXP_LIKE ? df_type_bool() : fn == DF_FN_REGEXP_REPLACE ? utf8 : i64;
         break;
     }
     case SIG_ENCODE:
