@@ -312,10 +312,12 @@ static df_errkind regexp_k(const df_kargs *k, const df_xreg *a, int32_t na, df_x
     df_vec *v = NULL;
     df__sbuilder sb;
     bool strings = fn == DF_FN_REGEXP_REPLACE;
+    /* A NULL flags argument (the last one) means no flags, as in DataFusion. */
+    int32_t fa = flags_arg(fn, na), nvalid = fa >= 0 && fa == na - 1 && fn != DF_FN_REGEXP_REPLACE ? na - 1 : na;
     if (strings) DF_TRY(df__sb_begin(&sb, k, a, na, k->n * 16));
     else {
         DF_TRY(df__kernel_out(k, 0, &v));
-        df_errkind e0 = df__kernel_and_validity(k, a, na, v);
+        df_errkind e0 = df__kernel_and_validity(k, a, nvalid, v);
         if (e0) {
             df_vec_release(v);
             return e0;
@@ -334,17 +336,20 @@ static df_errkind regexp_k(const df_kargs *k, const df_xreg *a, int32_t na, df_x
     df_buf o;
     df_buf_init(&o, MAX_TEXT);
     df_errkind e = DF_OK;
-    int32_t fa = flags_arg(fn, na);
     DF_FOR_SEL(k, i, {
         if (e) break;
-        if (!row_valid(valid_v, i)) continue;
+        if (!row_valid(valid_v, i)) {
+            if (fn == DF_FN_REGEXP_COUNT) DF_VEC_VALUES(v, int64_t)[i] = 0; /* regexp_count is 0 on NULLs */
+            continue;
+        }
         int32_t n;
         const uint8_t *s = df_vec_bytes(a[0].vec, a[0].is_const ? 0 : i, &n);
         const df__regex *re = ra->re;
         bool global = ra->global;
         if (!re) {
             int32_t fl = 0, pn;
-            const uint8_t *f = fa >= 0 ? df_vec_bytes(a[fa].vec, a[fa].is_const ? 0 : i, &fl) : NULL;
+            const uint8_t *f = fa >= 0 && df_xreg_valid(&a[fa], i) ? df_vec_bytes(a[fa].vec, a[fa].is_const ? 0 : i, &fl)
+                                                                     : NULL;
             const uint8_t *p = df_vec_bytes(a[1].vec, a[1].is_const ? 0 : i, &pn);
             bool same = row_re && pn == row_pn && fl == row_fn && (!pn || memcmp(p, row_p, (size_t)pn) == 0) &&
                         (!fl || memcmp(f, row_f, (size_t)fl) == 0);
@@ -460,6 +465,11 @@ static df_errkind regexp_k(const df_kargs *k, const df_xreg *a, int32_t na, df_x
         else df_vec_release(v);
         return e;
     }
+    if (fn == DF_FN_REGEXP_COUNT && v->validity) {
+        df_buffer_release(v->validity);
+        v->validity = NULL;
+        v->null_count = 0;
+    }
     if (strings) df__sb_finish(&sb, out);
     else df__kernel_done(k, v, out);
     return DF_OK;
@@ -471,8 +481,8 @@ static df_errkind regexp_kernel_for(const df_expr *call, df_kernel *out, df_erro
     ra->fn = call->fn;
     int32_t fa = flags_arg(call->fn, call->nargs);
     const df_expr *pat = call->args[1], *fl = fa >= 0 ? call->args[fa] : NULL;
-    bool lit = pat->kind == DF_EX_LITERAL && !pat->lit->is_null &&
-               (!fl || (fl->kind == DF_EX_LITERAL && !fl->lit->is_null));
+    bool lit = pat->kind == DF_EX_LITERAL && !pat->lit->is_null && (!fl || fl->kind == DF_EX_LITERAL);
+    if (fl && fl->kind == DF_EX_LITERAL && fl->lit->is_null) fl = NULL;
     if (lit) {
         uint32_t flags;
         df_errkind k = rx_flags(fl ? fl->lit->v.bytes.ptr : NULL, fl ? (int32_t)fl->lit->v.bytes.len : 0,

@@ -600,6 +600,7 @@ df_expr *df__bind_resolve_fn(binder *b, df_fn fn, df_expr **args, int32_t n, int
             if (!coerce_arg(b, args, i, is_start ? i64 : utf8, pos)) return NULL;
         }
         ret = fn == DF_FN_REGEXP_LIKE ? df_type_bool() : fn == DF_FN_REGEXP_REPLACE ? utf8 : i64;
+        if (fn == DF_FN_REGEXP_COUNT) return df__expr_func(b->plan, fn, ret, false, n, args, b->err);
         break;
     }
     case SIG_ENCODE:
