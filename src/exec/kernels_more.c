@@ -256,7 +256,7 @@ static df_errkind rx_next(const df__regex *re, df__rx_scratch *sc, const df__rx_
 /*
  * Appends the replacement for one match.  Rust's syntax: $N and $name
  * (the longest run of [0-9A-Za-z_]), ${N} / ${name}, $$ for a dollar; and
- * the POSIX-style \N DataFusion turns into ${N}, with \\ for a backslash.
+ * the POSIX-style \N (or \\N) DataFusion turns into ${N}; other backslashes stay.
  * Groups that did not take part, or do not exist, give nothing.
  */
 static df_errkind put_replacement(df_buf *o, const df__regex *re, const uint8_t *subject, const int64_t *m,
@@ -264,13 +264,11 @@ static df_errkind put_replacement(df_buf *o, const df__regex *re, const uint8_t 
     for (int32_t j = 0; j < rn; j++) {
         uint8_t c = rep[j];
         int64_t g = -1;
+        /* \N, or \\N (one backslash doubled), is group N; other backslashes are kept as they are. */
+        if (c == '\\' && j + 2 < rn && rep[j + 1] == '\\' && rep[j + 2] >= '0' && rep[j + 2] <= '9') j++;
         if (c == '\\' && j + 1 < rn && rep[j + 1] >= '0' && rep[j + 1] <= '9') {
             g = 0;
             while (j + 1 < rn && rep[j + 1] >= '0' && rep[j + 1] <= '9' && g < 100000) g = g * 10 + (rep[++j] - '0');
-        } else if (c == '\\' && j + 1 < rn && rep[j + 1] == '\\') {
-            DF_TRY(df_buf_append_char(o, '\\', err));
-            j++;
-            continue;
         } else if (c == '$' && j + 1 < rn && rep[j + 1] == '$') {
             DF_TRY(df_buf_append_char(o, '$', err));
             j++;
