@@ -1,6 +1,8 @@
 /*
- * Time-of-day and formatting kernels: make_time, to_time and to_char /
- * date_format (chrono's strftime syntax, as DataFusion formats).
+ * Time-of-day and formatting kernels: make_time, to_time, to_char /
+ * date_format (chrono's strftime syntax, as DataFusion formats), and
+ * to_timestamp* / to_date / to_unixtime / to_time with chrono formats
+ * (each format tried in turn, the first that parses the whole input wins).
  *
  * Values: Time32(s|ms) and Time64(us|ns) count units since midnight;
  * dates are formatted as midnight of their day; zoned timestamps in their
@@ -445,6 +447,319 @@ static df_errkind to_char_k(const df_kargs *k, const df_xreg *a, int32_t na, df_
 }
 
 /* ------------------------------------------------------------------------ */
+/* Parsing with chrono formats: to_timestamp(s, fmt, ...) and friends        */
+
+/* Fields read from an input string. */
+typedef struct pfields {
+    bool has_year, has_time, has_offset, has_epoch, pm_set, pm;
+    int64_t year, epoch;
+    int month, day, hour, minute, second, hour12;
+    int64_t nanos;
+    int64_t offset; /* seconds east of UTC */
+} pfields;
+
+typedef enum { P_OK, P_INVALID, P_SHORT, P_TRAILING, P_RANGE, P_BAD_FORMAT } pstatus;
+
+static const char *const pstatus_text[] = {"", "input contains invalid characters", "premature end of input",
+                                           "trailing input", "input is out of range", "bad or unsupported format string"};
+
+/* An unsigned number of min..max digits at s[*at]. */
+static pstatus pnum(const uint8_t *s, size_t n, size_t *at, int min, int max, int64_t *out) {
+    size_t j = *at;
+    int64_t v = 0;
+    int c = 0;
+    while (j < n && c < max && s[j] >= '0' && s[j] <= '9') v = v * 10 + (s[j++] - '0'), c++;
+    if (c < min) return j >= n ? P_SHORT : P_INVALID;
+    *at = j;
+    *out = v;
+    return P_OK;
+}
+
+static pstatus pname(const uint8_t *s, size_t n, size_t *at, const char *const *names, int count, bool full, int *out) {
+    for (int i = 0; i < count; i++) {
+        size_t len = full ? strlen(names[i]) : 3;
+        for (int pass = 0; pass < 2; pass++, len = 3) {
+            if (*at + len > n) continue;
+            size_t q = 0;
+            while (q < len && (s[*at + q] | 0x20) == (names[i][q] | 0x20)) q++;
+            if (q == len) {
+                *at += len;
+                *out = i;
+                return P_OK;
+            }
+        }
+    }
+    return *at >= n ? P_SHORT : P_INVALID;
+}
+
+/* +hh[:]mm, +hh (allow_short) or Z (allow_z). */
+static pstatus poffset(const uint8_t *s, size_t n, size_t *at, bool allow_short, bool allow_z, pfields *f) {
+    if (*at >= n) return P_SHORT;
+    if (allow_z && (s[*at] == 'Z' || s[*at] == 'z')) {
+        (*at)++;
+        f->has_offset = true;
+        f->offset = 0;
+        return P_OK;
+    }
+    if (s[*at] != '+' && s[*at] != '-') return P_INVALID;
+    int sign = s[*at] == '-' ? -1 : 1;
+    (*at)++;
+    int64_t h, m = 0;
+    pstatus st = pnum(s, n, at, 2, 2, &h);
+    if (st) return st;
+    if (*at < n && s[*at] == ':') (*at)++;
+    if (*at < n && s[*at] >= '0' && s[*at] <= '9') {
+        if ((st = pnum(s, n, at, 2, 2, &m))) return st;
+    } else if (!allow_short) {
+        return *at >= n ? P_SHORT : P_INVALID;
+    }
+    if (h > 23 || m > 59) return P_RANGE;
+    f->has_offset = true;
+    f->offset = sign * (h * 3600 + m * 60);
+    return P_OK;
+}
+
+static pstatus pfrac(const uint8_t *s, size_t n, size_t *at, int max, pfields *f) {
+    int64_t v = 0, scale = 100000000;
+    int c = 0;
+    while (*at < n && s[*at] >= '0' && s[*at] <= '9' && c < max) {
+        v += (s[(*at)++] - '0') * scale;
+        scale /= 10;
+        c++;
+    }
+    if (c == 0) return *at >= n ? P_SHORT : P_INVALID;
+    f->nanos = v;
+    return P_OK;
+}
+
+/*
+ * Parses s from *at with fmt into f (chrono's parsing rules: whitespace in
+ * the format skips any whitespace, numbers take up to their width).
+ * Composite specifiers (%T, %F, %c, %+ ...) expand one level only, so the
+ * work is linear in the lengths.
+ */
+static pstatus parse_at(const uint8_t *s, size_t n, size_t *at, const uint8_t *fmt, size_t fn, pfields *f, int depth) {
+    for (size_t j = 0; j < fn; j++) {
+        uint8_t c = fmt[j];
+        if (c == ' ' || c == '\t' || c == '\n') {
+            while (*at < n && (s[*at] == ' ' || s[*at] == '\t' || s[*at] == '\n')) (*at)++;
+            continue;
+        }
+        if (c != '%') {
+            if (*at >= n) return P_SHORT;
+            if (s[*at] != c) return P_INVALID;
+            (*at)++;
+            continue;
+        }
+        if (++j >= fn) return P_BAD_FORMAT;
+        c = fmt[j];
+        if (c == '-' || c == '_' || c == '0') {
+            if (++j >= fn) return P_BAD_FORMAT;
+            c = fmt[j];
+        }
+        pstatus st = P_OK;
+        int64_t v = 0;
+        int idx;
+        const char *sub = NULL;
+        switch (c) {
+        case 'Y': {
+            int sign = 1;
+            if (*at < n && (s[*at] == '+' || s[*at] == '-')) sign = s[(*at)++] == '-' ? -1 : 1;
+            if (!(st = pnum(s, n, at, 1, 9, &v))) f->year = sign * v, f->has_year = true;
+            break;
+        }
+        case 'y': if (!(st = pnum(s, n, at, 2, 2, &v))) f->year = v < 70 ? 2000 + v : 1900 + v, f->has_year = true; break;
+        case 'm': if (!(st = pnum(s, n, at, 1, 2, &v))) f->month = (int)v; break;
+        case 'd': if (!(st = pnum(s, n, at, 1, 2, &v))) f->day = (int)v; break;
+        case 'e':
+            while (*at < n && s[*at] == ' ') (*at)++;
+            if (!(st = pnum(s, n, at, 1, 2, &v))) f->day = (int)v;
+            break;
+        case 'H': case 'k':
+            while (c == 'k' && *at < n && s[*at] == ' ') (*at)++;
+            if (!(st = pnum(s, n, at, 1, 2, &v))) f->hour = (int)v, f->has_time = true;
+            break;
+        case 'I': case 'l':
+            while (c == 'l' && *at < n && s[*at] == ' ') (*at)++;
+            if (!(st = pnum(s, n, at, 1, 2, &v))) f->hour12 = (int)v, f->has_time = true;
+            break;
+        case 'M': if (!(st = pnum(s, n, at, 1, 2, &v))) f->minute = (int)v; break;
+        case 'S': if (!(st = pnum(s, n, at, 1, 2, &v))) f->second = (int)v; break;
+        case 'f': st = pfrac(s, n, at, 9, f); break;
+        case '.': case '3': case '6': case '9': {
+            int width = 9;
+            if (c == '.') {
+                if (j + 1 < fn && (fmt[j + 1] == '3' || fmt[j + 1] == '6' || fmt[j + 1] == '9')) width = fmt[++j] - '0';
+            } else {
+                width = c - '0';
+            }
+            if (j + 1 >= fn || fmt[j + 1] != 'f') return P_BAD_FORMAT;
+            j++;
+            if (c == '.') {
+                if (*at < n && s[*at] == '.') {
+                    (*at)++;
+                    st = pfrac(s, n, at, width, f);
+                }
+            } else {
+                st = pfrac(s, n, at, width, f);
+            }
+            break;
+        }
+        case 'j': st = pnum(s, n, at, 1, 3, &v); break; /* day of year: read, not used */
+        case 'b': case 'h': case 'B':
+            if (!(st = pname(s, n, at, month_names, 12, c == 'B', &idx))) f->month = idx + 1;
+            break;
+        case 'a': case 'A': st = pname(s, n, at, day_names, 7, c == 'A', &idx); break;
+        case 'p': case 'P':
+            if (*at + 2 > n) return P_SHORT;
+            if ((s[*at] | 0x20) != 'a' && (s[*at] | 0x20) != 'p') return P_INVALID;
+            if ((s[*at + 1] | 0x20) != 'm') return P_INVALID;
+            f->pm_set = true;
+            f->pm = (s[*at] | 0x20) == 'p';
+            *at += 2;
+            break;
+        case 'z': st = poffset(s, n, at, false, false, f); break;
+        case '#': if (j + 1 >= fn || fmt[j + 1] != 'z') return P_BAD_FORMAT; j++; st = poffset(s, n, at, true, false, f); break;
+        case ':':
+            if (j + 1 >= fn || fmt[j + 1] != 'z') return P_BAD_FORMAT;
+            j++;
+            st = poffset(s, n, at, false, false, f);
+            break;
+        case 's': {
+            int sign = 1;
+            if (*at < n && s[*at] == '-') sign = -1, (*at)++;
+            if (!(st = pnum(s, n, at, 1, 18, &v))) f->epoch = sign * v, f->has_epoch = true;
+            break;
+        }
+        case 'T': sub = "%H:%M:%S"; break;
+        case 'R': sub = "%H:%M"; break;
+        case 'D': case 'x': sub = "%m/%d/%y"; break;
+        case 'F': sub = "%Y-%m-%d"; break;
+        case 'X': sub = "%H:%M:%S"; break;
+        case 'r': sub = "%I:%M:%S %p"; break;
+        case 'c': sub = "%a %b %e %H:%M:%S %Y"; break;
+        case '+':
+            if (depth > 0) return P_BAD_FORMAT;
+            st = parse_at(s, n, at, (const uint8_t *)"%Y-%m-%d", 8, f, depth + 1);
+            if (st) break;
+            if (*at >= n) return P_SHORT;
+            if (s[*at] != 'T' && s[*at] != 't' && s[*at] != ' ') return P_INVALID;
+            (*at)++;
+            st = parse_at(s, n, at, (const uint8_t *)"%H:%M:%S%.f", 11, f, depth + 1);
+            if (!st) st = poffset(s, n, at, false, true, f);
+            break;
+        case 't': case 'n':
+            while (*at < n && (s[*at] == ' ' || s[*at] == '\t' || s[*at] == '\n')) (*at)++;
+            break;
+        case '%':
+            if (*at >= n) return P_SHORT;
+            if (s[*at] != '%') return P_INVALID;
+            (*at)++;
+            break;
+        default: return P_BAD_FORMAT;
+        }
+        if (sub) {
+            if (depth > 0) return P_BAD_FORMAT;
+            st = parse_at(s, n, at, (const uint8_t *)sub, strlen(sub), f, depth + 1);
+        }
+        if (st) return st;
+    }
+    return P_OK;
+}
+
+static pstatus parse_with(const uint8_t *s, size_t n, const uint8_t *fmt, size_t fn, pfields *f, int depth) {
+    size_t at = 0;
+    memset(f, 0, sizeof *f);
+    f->month = f->day = 1;
+    f->hour12 = -1;
+    pstatus st = parse_at(s, n, &at, fmt, fn, f, depth);
+    if (!st && at < n) st = P_TRAILING;
+    return st;
+}
+
+/* UTC nanoseconds since the epoch of parsed fields (no date: the epoch's day); false when out of range. */
+static pstatus fields_to_ns(const pfields *f, bool need_date, __int128 *out) {
+    if (f->has_epoch) {
+        *out = (__int128)f->epoch * 1000000000 + f->nanos;
+        return P_OK;
+    }
+    if (need_date && !f->has_year) return P_SHORT;
+    int hour = f->hour;
+    if (f->hour12 >= 0) {
+        if (f->hour12 < 1 || f->hour12 > 12) return P_RANGE;
+        hour = f->hour12 % 12 + (f->pm ? 12 : 0);
+    } else if (f->pm_set && hour < 12 && f->pm) {
+        hour += 12;
+    }
+    if (f->month < 1 || f->month > 12 || f->day < 1 || hour > 23 || f->minute > 59 || f->second > 60)
+        return P_RANGE;
+    int64_t y = f->has_year ? f->year : 1970;
+    static const int dm[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+    int dim = dm[f->month - 1] + (f->month == 2 && ((y % 4 == 0 && y % 100 != 0) || y % 400 == 0));
+    if (f->day > dim || y < -262143 || y > 262142) return P_RANGE;
+    int64_t days = f->has_year ? df_days_from_civil(y, f->month, f->day) : 0;
+    __int128 secs = (__int128)days * 86400 + hour * 3600 + f->minute * 60 + f->second - f->offset;
+    *out = secs * 1000000000 + f->nanos;
+    return P_OK;
+}
+
+/* to_timestamp*(s, fmt...), to_date, to_unixtime, to_time with formats: the first format that parses wins. */
+static df_errkind parse_formats_k(const df_kargs *k, const df_xreg *a, int32_t na, df_xreg *out) {
+    df_fn fn = (df_fn)(intptr_t)k->aux;
+    df_vec *v;
+    DF_TRY(df__kernel_out_valid(k, a, 1, &v));
+    const df_type *t = v->type;
+    int64_t unit_ns = t->id == DF_TYPE_TIMESTAMP ? 1000000000LL / per_sec[t->unit] : 1;
+    DF_FOR_SEL(k, i, {
+        if (!row_valid(v, i)) continue;
+        int32_t n;
+        const uint8_t *s = df_vec_bytes(a[0].vec, a[0].is_const ? 0 : i, &n);
+        pstatus st = P_BAD_FORMAT;
+        int32_t last = -1;
+        __int128 ns = 0;
+        pfields f;
+        for (int32_t j = 1; j < na && st != P_OK; j++) {
+            if (!df_xreg_valid(&a[j], i)) continue;
+            int32_t fl;
+            const uint8_t *fmt = df_vec_bytes(a[j].vec, a[j].is_const ? 0 : i, &fl);
+            last = j;
+            st = parse_with(s, (size_t)n, fmt, (size_t)fl, &f, 0);
+            if (!st && fn == DF_FN_TO_TIME) {
+                if (f.has_year || f.has_epoch) st = P_INVALID; /* a time of day only */
+                else st = fields_to_ns(&f, false, &ns);
+            } else if (!st) {
+                st = fields_to_ns(&f, true, &ns);
+            }
+        }
+        if (st != P_OK) {
+            df_vec_release(v);
+            if (last < 0) return df_error_set(k->err, DF_ERR_EXECUTION, "no format to parse '%.*s' with", n > 40 ? 40 : n, s);
+            int32_t fl;
+            const uint8_t *fmt = df_vec_bytes(a[last].vec, a[last].is_const ? 0 : i, &fl);
+            return df_error_set(k->err, DF_ERR_EXECUTION, "Error parsing timestamp from '%.*s' using format '%.*s': %s",
+                                n > 60 ? 60 : n, s, fl > 60 ? 60 : fl, fmt, pstatus_text[st]);
+        }
+        __int128 r;
+        if (fn == DF_FN_TO_DATE) r = (ns >= 0 ? ns : ns - 86399999999999LL) / 86400000000000LL;
+        else if (fn == DF_FN_TO_UNIXTIME) r = (ns >= 0 ? ns : ns - 999999999) / 1000000000;
+        else if (fn == DF_FN_TO_TIME) r = ns;
+        else r = (ns >= 0 ? ns : ns - (unit_ns - 1)) / unit_ns;
+        /* DataFusion parses to nanoseconds first: instants beyond them are out of range. */
+        bool range = ns >= INT64_MIN && ns <= INT64_MAX;
+        if (fn == DF_FN_TO_DATE) range = r >= INT32_MIN && r <= INT32_MAX;
+        if (!range) {
+            df_vec_release(v);
+            return df_error_set(k->err, DF_ERR_EXECUTION, "Error parsing timestamp from '%.*s': %s", n > 60 ? 60 : n, s,
+                                pstatus_text[P_RANGE]);
+        }
+        if (fn == DF_FN_TO_DATE) DF_VEC_VALUES(v, int32_t)[i] = (int32_t)r;
+        else DF_VEC_VALUES(v, int64_t)[i] = (int64_t)r;
+    });
+    df__kernel_done(k, v, out);
+    return DF_OK;
+}
+
+/* ------------------------------------------------------------------------ */
 /* Registry                                                                  */
 
 static df_errkind with_zone(const df_expr *call, df_kernel *out, df_error *err) {
@@ -464,8 +779,22 @@ static df_errkind with_zone(const df_expr *call, df_kernel *out, df_error *err) 
 
 df_errkind df__kernels_time(const df_expr *call, df_kernel *out, df_error *err) {
     switch (call->fn) {
+    case DF_FN_TO_TIMESTAMP: case DF_FN_TO_TIMESTAMP_SECONDS: case DF_FN_TO_TIMESTAMP_MILLIS:
+    case DF_FN_TO_TIMESTAMP_MICROS: case DF_FN_TO_TIMESTAMP_NANOS: case DF_FN_TO_DATE: case DF_FN_TO_UNIXTIME:
+        if (call->nargs < 2) return DF_OK;
+        out->fn = parse_formats_k;
+        out->aux = (void *)(intptr_t)call->fn;
+        out->can_error = true;
+        return DF_OK;
     case DF_FN_MAKE_TIME: out->fn = make_time_k; out->can_error = true; return DF_OK;
-    case DF_FN_TO_TIME: out->fn = to_time_k; out->can_error = true; return with_zone(call, out, err);
+    case DF_FN_TO_TIME:
+        if (call->nargs >= 2) {
+            out->fn = parse_formats_k;
+            out->aux = (void *)(intptr_t)call->fn;
+            out->can_error = true;
+            return DF_OK;
+        }
+        out->fn = to_time_k; out->can_error = true; return with_zone(call, out, err);
     case DF_FN_TO_CHAR: out->fn = to_char_k; out->can_error = true; return with_zone(call, out, err);
     default: return DF_OK;
     }

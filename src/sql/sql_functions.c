@@ -149,15 +149,15 @@ static const fn_entry functions[] = {
     {"date_trunc", DF_FN_DATE_TRUNC, SIG_DATE_TRUNC, 2, 2},
     {"datetrunc", DF_FN_DATE_TRUNC, SIG_DATE_TRUNC, 2, 2},
     {"make_date", DF_FN_MAKE_DATE, SIG_MAKE_DATE, 3, 3},
-    {"to_timestamp", DF_FN_TO_TIMESTAMP, SIG_TO_TIMESTAMP, 1, 1},
-    {"to_date", DF_FN_TO_DATE, SIG_TO_DATE, 1, 1},
-    {"to_unixtime", DF_FN_TO_UNIXTIME, SIG_TO_UNIXTIME, 1, 1},
+    {"to_timestamp", DF_FN_TO_TIMESTAMP, SIG_TO_TIMESTAMP, 1, -1},
+    {"to_date", DF_FN_TO_DATE, SIG_TO_DATE, 1, -1},
+    {"to_unixtime", DF_FN_TO_UNIXTIME, SIG_TO_UNIXTIME, 1, -1},
     {"from_unixtime", DF_FN_FROM_UNIXTIME, SIG_FROM_UNIXTIME, 1, 1},
     {"uuid", DF_FN_UUID, SIG_NONE_STR, 0, 0},
-    {"to_timestamp_seconds", DF_FN_TO_TIMESTAMP_SECONDS, SIG_TO_TS_UNIT, 1, 1},
-    {"to_timestamp_millis", DF_FN_TO_TIMESTAMP_MILLIS, SIG_TO_TS_UNIT, 1, 1},
-    {"to_timestamp_micros", DF_FN_TO_TIMESTAMP_MICROS, SIG_TO_TS_UNIT, 1, 1},
-    {"to_timestamp_nanos", DF_FN_TO_TIMESTAMP_NANOS, SIG_TO_TS_UNIT, 1, 1},
+    {"to_timestamp_seconds", DF_FN_TO_TIMESTAMP_SECONDS, SIG_TO_TS_UNIT, 1, -1},
+    {"to_timestamp_millis", DF_FN_TO_TIMESTAMP_MILLIS, SIG_TO_TS_UNIT, 1, -1},
+    {"to_timestamp_micros", DF_FN_TO_TIMESTAMP_MICROS, SIG_TO_TS_UNIT, 1, -1},
+    {"to_timestamp_nanos", DF_FN_TO_TIMESTAMP_NANOS, SIG_TO_TS_UNIT, 1, -1},
     {"date_bin", DF_FN_DATE_BIN, SIG_DATE_BIN, 2, 3},
     {"sinh", DF_FN_SINH, SIG_MATH_FLOAT, 1, 1},
     {"cosh", DF_FN_COSH, SIG_MATH_FLOAT, 1, 1},
@@ -181,7 +181,7 @@ static const fn_entry functions[] = {
     {"sha512", DF_FN_SHA512, SIG_HASH, 1, 1},
     {"digest", DF_FN_DIGEST, SIG_HASH, 2, 2},
     {"make_time", DF_FN_MAKE_TIME, SIG_TIME, 3, 3},
-    {"to_time", DF_FN_TO_TIME, SIG_TIME, 1, 1},
+    {"to_time", DF_FN_TO_TIME, SIG_TIME, 1, -1},
     {"to_char", DF_FN_TO_CHAR, SIG_TO_CHAR, 2, 2},
     {"date_format", DF_FN_TO_CHAR, SIG_TO_CHAR, 2, 2},
 };
@@ -286,6 +286,25 @@ df_expr *df__bind_resolve_fn(binder *b, df_fn fn, df_expr **args, int32_t n, int
     }
     df_type *utf8 = df_type_utf8(), *i64 = df_type_int64(), *f64 = df_type_float64();
     df_type *ret = NULL;
+    if (n > 1 && fe->max_args < 0 && (fe->sig == SIG_TO_TIMESTAMP || fe->sig == SIG_TO_DATE || fe->sig == SIG_TO_UNIXTIME ||
+                                      fe->sig == SIG_TO_TS_UNIT || fe->sig == SIG_TIME)) {
+        /* to_timestamp(str, format, ...) and friends: chrono formats tried in turn; other inputs ignore them. */
+        for (int32_t i = 1; i < n; i++) {
+            if (!stringish(args[i]->type) || args[i]->type->id == DF_TYPE_BINARY) return type_error(b, fn, pos, args[i]->type);
+            if (!coerce_arg(b, args, i, utf8, pos)) return NULL;
+        }
+        if (args[0]->type->id != DF_TYPE_UTF8 && !is_null_type(args[0]->type)) return df__bind_resolve_fn(b, fn, args, 1, pos);
+        if (!coerce_arg(b, args, 0, utf8, pos)) return NULL;
+        df_time_unit u = fn == DF_FN_TO_TIMESTAMP_SECONDS  ? DF_UNIT_SECOND
+                         : fn == DF_FN_TO_TIMESTAMP_MILLIS ? DF_UNIT_MILLI
+                         : fn == DF_FN_TO_TIMESTAMP_MICROS ? DF_UNIT_MICRO
+                                                           : DF_UNIT_NANO;
+        ret = fn == DF_FN_TO_DATE ? df_type_date32() : fn == DF_FN_TO_UNIXTIME ? i64
+              : fn == DF_FN_TO_TIME ? df__bind_keep(b, df_type_time(DF_UNIT_NANO))
+                                    : df__bind_keep(b, df_type_timestamp(u, NULL));
+        if (!ret) return NULL;
+        return df__expr_func(b->plan, fn, ret, args[0]->nullable, n, args, b->err);
+    }
     switch (fe->sig) {
     case SIG_MATH_FLOAT:
         if (!numeric_or_null(args[0]->type)) return type_error(b, fn, pos, args[0]->type);
