@@ -370,6 +370,9 @@ df_errkind df__kernels_string(const df_expr *call, df_kernel *out, df_error *err
 df_errkind df__kernels_math(const df_expr *call, df_kernel *out, df_error *err);
 df_errkind df__kernels_more(const df_expr *call, df_kernel *out, df_error *err);
 df_errkind df__kernels_datetime(const df_expr *call, df_kernel *out, df_error *err);
+df_errkind df__kernels_time(const df_expr *call, df_kernel *out, df_error *err);
+/* HH:MM[:SS[.fraction]] -> nanoseconds since midnight; false when it is not a time of day. */
+bool df__parse_time_of_day(const char *s, size_t n, int64_t *ns);
 /* IN-list kernel for a value and constant list (args 1..n literals): hashed lookup. */
 df_errkind df__kernel_in_list(const df_expr *e, df_kernel *out, df_error *err);
 

@@ -244,7 +244,7 @@ static df_errkind unsupported(const df_expr *call, df_error *err) {
 df_errkind df__kernel_for_fn(const df_expr *call, df_kernel *out, df_error *err) {
     memset(out, 0, sizeof *out);
     df_errkind (*families[])(const df_expr *, df_kernel *, df_error *) = {
-        df__kernels_datetime, df__kernels_arith, df__kernels_compare, df__kernels_string, df__kernels_math,
+        df__kernels_time, df__kernels_datetime, df__kernels_arith, df__kernels_compare, df__kernels_string, df__kernels_math,
         df__kernels_more,
     };
     for (size_t f = 0; f < DF_ARRAY_LEN(families); f++) {

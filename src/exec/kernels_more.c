@@ -1,6 +1,6 @@
 /*
  * More scalar kernels: to_timestamp_<unit>, date_bin, regexp_like /
- * regexp_count / regexp_replace, encode / decode (hex, base64), md5,
+ * regexp_count / regexp_replace, encode / decode (hex, base64), md5 / sha2 / digest,
  * find_in_set, levenshtein and substr_index.
  *
  * Each kernel runs over the selected rows of its batch, with NULL in ->
@@ -9,10 +9,10 @@
  * out-of-range timestamps).
  */
 #include <math.h>
-#include <pthread.h>
 
 #include "exec/exec_int.h"
 #include "exec/regex_int.h"
+#include "common/digest.h"
 
 #define MAX_TEXT (256 * 1024 * 1024) /* the longest string a kernel builds (as kernels_string.c) */
 
@@ -216,6 +216,7 @@ static df_errkind rx_flags(const uint8_t *f, int32_t n, bool allow_g, uint32_t *
 static int32_t flags_arg(df_fn fn, int32_t na) {
     if (fn == DF_FN_REGEXP_LIKE) return na > 2 ? 2 : -1;
     if (fn == DF_FN_REGEXP_COUNT) return na > 3 ? 3 : -1;
+    if (fn == DF_FN_REGEXP_INSTR) return na > 4 ? 4 : -1;
     return na > 3 ? 3 : -1;
 }
 
@@ -255,7 +256,7 @@ static df_errkind rx_next(const df__regex *re, df__rx_scratch *sc, const df__rx_
 /*
  * Appends the replacement for one match.  Rust's syntax: $N and $name
  * (the longest run of [0-9A-Za-z_]), ${N} / ${name}, $$ for a dollar; and
- * the POSIX-style \N DataFusion turns into ${N}, with \\ for a backslash.
+ * the POSIX-style \N (or \\N) DataFusion turns into ${N}; other backslashes stay.
  * Groups that did not take part, or do not exist, give nothing.
  */
 static df_errkind put_replacement(df_buf *o, const df__regex *re, const uint8_t *subject, const int64_t *m,
@@ -263,13 +264,11 @@ static df_errkind put_replacement(df_buf *o, const df__regex *re, const uint8_t 
     for (int32_t j = 0; j < rn; j++) {
         uint8_t c = rep[j];
         int64_t g = -1;
+        /* \N, or \\N (one backslash doubled), is group N; other backslashes are kept as they are. */
+        if (c == '\\' && j + 2 < rn && rep[j + 1] == '\\' && rep[j + 2] >= '0' && rep[j + 2] <= '9') j++;
         if (c == '\\' && j + 1 < rn && rep[j + 1] >= '0' && rep[j + 1] <= '9') {
             g = 0;
             while (j + 1 < rn && rep[j + 1] >= '0' && rep[j + 1] <= '9' && g < 100000) g = g * 10 + (rep[++j] - '0');
-        } else if (c == '\\' && j + 1 < rn && rep[j + 1] == '\\') {
-            DF_TRY(df_buf_append_char(o, '\\', err));
-            j++;
-            continue;
         } else if (c == '$' && j + 1 < rn && rep[j + 1] == '$') {
             DF_TRY(df_buf_append_char(o, '$', err));
             j++;
@@ -311,10 +310,12 @@ static df_errkind regexp_k(const df_kargs *k, const df_xreg *a, int32_t na, df_x
     df_vec *v = NULL;
     df__sbuilder sb;
     bool strings = fn == DF_FN_REGEXP_REPLACE;
+    /* A NULL flags argument (the last one) means no flags, as in DataFusion. */
+    int32_t fa = flags_arg(fn, na), nvalid = fa >= 0 && fa == na - 1 && fn != DF_FN_REGEXP_REPLACE ? na - 1 : na;
     if (strings) DF_TRY(df__sb_begin(&sb, k, a, na, k->n * 16));
     else {
         DF_TRY(df__kernel_out(k, 0, &v));
-        df_errkind e0 = df__kernel_and_validity(k, a, na, v);
+        df_errkind e0 = df__kernel_and_validity(k, a, nvalid, v);
         if (e0) {
             df_vec_release(v);
             return e0;
@@ -333,17 +334,20 @@ static df_errkind regexp_k(const df_kargs *k, const df_xreg *a, int32_t na, df_x
     df_buf o;
     df_buf_init(&o, MAX_TEXT);
     df_errkind e = DF_OK;
-    int32_t fa = flags_arg(fn, na);
     DF_FOR_SEL(k, i, {
         if (e) break;
-        if (!row_valid(valid_v, i)) continue;
+        if (!row_valid(valid_v, i)) {
+            if (fn == DF_FN_REGEXP_COUNT) DF_VEC_VALUES(v, int64_t)[i] = 0; /* regexp_count is 0 on NULLs */
+            continue;
+        }
         int32_t n;
         const uint8_t *s = df_vec_bytes(a[0].vec, a[0].is_const ? 0 : i, &n);
         const df__regex *re = ra->re;
         bool global = ra->global;
         if (!re) {
             int32_t fl = 0, pn;
-            const uint8_t *f = fa >= 0 ? df_vec_bytes(a[fa].vec, a[fa].is_const ? 0 : i, &fl) : NULL;
+            const uint8_t *f = fa >= 0 && df_xreg_valid(&a[fa], i) ? df_vec_bytes(a[fa].vec, a[fa].is_const ? 0 : i, &fl)
+                                                                     : NULL;
             const uint8_t *p = df_vec_bytes(a[1].vec, a[1].is_const ? 0 : i, &pn);
             bool same = row_re && pn == row_pn && fl == row_fn && (!pn || memcmp(p, row_p, (size_t)pn) == 0) &&
                         (!fl || memcmp(f, row_f, (size_t)fl) == 0);
@@ -362,7 +366,7 @@ static df_errkind regexp_k(const df_kargs *k, const df_xreg *a, int32_t na, df_x
             re = row_re;
             global = row_global;
         }
-        uint32_t need = fn == DF_FN_REGEXP_REPLACE ? 2 * re->ngroups : 2;
+        uint32_t need = fn == DF_FN_REGEXP_REPLACE || fn == DF_FN_REGEXP_INSTR ? 2 * re->ngroups : 2;
         if (fn != DF_FN_REGEXP_LIKE && need > nslots) {
             int64_t *ns = df_realloc(slots, (size_t)need * sizeof *ns);
             if (!ns) {
@@ -397,6 +401,39 @@ static df_errkind regexp_k(const df_kargs *k, const df_xreg *a, int32_t na, df_x
                 }
                 DF_VEC_VALUES(v, int64_t)[i] = count;
             }
+        } else if (fn == DF_FN_REGEXP_INSTR) {
+            /* regexp_instr(s, p [, start [, n [, flags [, group]]]]): the character position of the n-th
+             * match (or of its group) in s from character start on, searched as if s began there; 0 if none. */
+            int64_t start = na > 2 ? DF_VEC_VALUES(a[2].vec, int64_t)[a[2].is_const ? 0 : i] : 1;
+            int64_t nth = na > 3 ? DF_VEC_VALUES(a[3].vec, int64_t)[a[3].is_const ? 0 : i] : 1;
+            int64_t group = na > 5 ? DF_VEC_VALUES(a[5].vec, int64_t)[a[5].is_const ? 0 : i] : 0;
+            if (start < 1 || nth < 1 || group < 0) {
+                e = df_error_set(k->err, DF_ERR_EXECUTION, "regexp_instr %s must be %s",
+                                 start < 1 ? "start" : nth < 1 ? "n" : "the subexpression number",
+                                 group < 0 && start >= 1 && nth >= 1 ? "non-negative" : "at least 1");
+            } else {
+                int64_t off = 0, ch = 1, r = 0;
+                while (off < n && ch < start) {
+                    off++;
+                    while (off < n && (s[off] & 0xC0) == 0x80) off++;
+                    ch++;
+                }
+                if (ch == start) {
+                    const uint8_t *sub = s + off;
+                    size_t subn = (size_t)(n - off), at = 0;
+                    int64_t last_end = -1, seen = 0;
+                    bool found = true;
+                    while (!e && found && seen < nth) {
+                        e = rx_next(re, &sc, &cancel, sub, subn, &at, &last_end, slots, need, &found, k->err);
+                        if (!e && found) seen++;
+                    }
+                    if (!e && found && seen == nth && (uint64_t)group < re->ngroups && slots[2 * group] >= 0) {
+                        r = start;
+                        for (int64_t b = 0; b < slots[2 * group]; b++) r += (sub[b] & 0xC0) != 0x80;
+                    }
+                }
+                DF_VEC_VALUES(v, int64_t)[i] = r;
+            }
         } else {
             int32_t rn;
             const uint8_t *rep = df_vec_bytes(a[2].vec, a[2].is_const ? 0 : i, &rn);
@@ -426,6 +463,11 @@ static df_errkind regexp_k(const df_kargs *k, const df_xreg *a, int32_t na, df_x
         else df_vec_release(v);
         return e;
     }
+    if (fn == DF_FN_REGEXP_COUNT && v->validity) {
+        df_buffer_release(v->validity);
+        v->validity = NULL;
+        v->null_count = 0;
+    }
     if (strings) df__sb_finish(&sb, out);
     else df__kernel_done(k, v, out);
     return DF_OK;
@@ -437,8 +479,8 @@ static df_errkind regexp_kernel_for(const df_expr *call, df_kernel *out, df_erro
     ra->fn = call->fn;
     int32_t fa = flags_arg(call->fn, call->nargs);
     const df_expr *pat = call->args[1], *fl = fa >= 0 ? call->args[fa] : NULL;
-    bool lit = pat->kind == DF_EX_LITERAL && !pat->lit->is_null &&
-               (!fl || (fl->kind == DF_EX_LITERAL && !fl->lit->is_null));
+    bool lit = pat->kind == DF_EX_LITERAL && !pat->lit->is_null && (!fl || fl->kind == DF_EX_LITERAL);
+    if (fl && fl->kind == DF_EX_LITERAL && fl->lit->is_null) fl = NULL;
     if (lit) {
         uint32_t flags;
         df_errkind k = rx_flags(fl ? fl->lit->v.bytes.ptr : NULL, fl ? (int32_t)fl->lit->v.bytes.len : 0,
@@ -554,57 +596,13 @@ static df_errkind encode_k(const df_kargs *k, const df_xreg *a, int32_t na, df_x
     return DF_OK;
 }
 
-static uint32_t md5_K[64];
-static pthread_once_t md5_once = PTHREAD_ONCE_INIT;
-
-/* K[i] = floor(2^32 * |sin(i + 1)|), the RFC's definition of the round constants. */
-static void md5_init(void) {
-    for (int i = 0; i < 64; i++) md5_K[i] = (uint32_t)(fabs(sin((double)(i + 1))) * 4294967296.0);
-}
-
-/* MD5 (RFC 1321) of p[0..n) into out[16]. */
-static void md5(const uint8_t *p, size_t n, uint8_t out[16]) {
-    static const int S[16] = {7, 12, 17, 22, 5, 9, 14, 20, 4, 11, 16, 23, 6, 10, 15, 21};
-    pthread_once(&md5_once, md5_init);
-    const uint32_t *K = md5_K;
-    uint32_t h[4] = {0x67452301u, 0xefcdab89u, 0x98badcfeu, 0x10325476u};
-    uint64_t bits = (uint64_t)n * 8;
-    size_t total = ((n + 8) / 64 + 1) * 64;
-    for (size_t off = 0; off < total; off += 64) {
-        uint8_t blk[64];
-        for (int j = 0; j < 64; j++) {
-            size_t at = off + (size_t)j;
-            blk[j] = at < n ? p[at] : at == n ? 0x80 : 0;
-        }
-        if (off + 64 == total)
-            for (int j = 0; j < 8; j++) blk[56 + j] = (uint8_t)(bits >> (8 * j));
-        uint32_t w[16];
-        for (int j = 0; j < 16; j++)
-            w[j] = (uint32_t)blk[4 * j] | (uint32_t)blk[4 * j + 1] << 8 | (uint32_t)blk[4 * j + 2] << 16 |
-                   (uint32_t)blk[4 * j + 3] << 24;
-        uint32_t A = h[0], B = h[1], C = h[2], D = h[3];
-        for (int i = 0; i < 64; i++) {
-            uint32_t F;
-            int g;
-            if (i < 16) F = (B & C) | (~B & D), g = i;
-            else if (i < 32) F = (D & B) | (~D & C), g = (5 * i + 1) % 16;
-            else if (i < 48) F = B ^ C ^ D, g = (3 * i + 5) % 16;
-            else F = C ^ (B | ~D), g = (7 * i) % 16;
-            uint32_t x = A + F + K[i] + w[g];
-            int r = S[(i / 16) * 4 + i % 4];
-            A = D;
-            D = C;
-            C = B;
-            B = B + ((x << r) | (x >> (32 - r)));
-        }
-        h[0] += A, h[1] += B, h[2] += C, h[3] += D;
-    }
-    for (int j = 0; j < 4; j++)
-        for (int b = 0; b < 4; b++) out[4 * j + b] = (uint8_t)(h[j] >> (8 * b));
-}
-
-/* md5(str) -> lower-case hex text. */
-static df_errkind md5_k(const df_kargs *k, const df_xreg *a, int32_t na, df_xreg *out) {
+/*
+ * md5(str) -> lower-case hex text; sha224 ... sha512(x) and digest(x, algorithm) -> the digest's bytes.
+ * aux holds the algorithm + 1 (0 = digest: the algorithm is the second argument, per row).
+ */
+static df_errkind digest_k(const df_kargs *k, const df_xreg *a, int32_t na, df_xreg *out) {
+    int fixed = (int)(intptr_t)k->aux - 1;
+    bool hex = fixed == DF_DIGEST_MD5;
     df__sbuilder sb;
     DF_TRY(df__sb_begin(&sb, k, a, na, k->n * 32));
     df_errkind e = DF_OK;
@@ -613,11 +611,29 @@ static df_errkind md5_k(const df_kargs *k, const df_xreg *a, int32_t na, df_xreg
         if (!row_valid(sb.v, i)) continue;
         int32_t n;
         const uint8_t *s = df_vec_bytes(a[0].vec, a[0].is_const ? 0 : i, &n);
-        uint8_t dg[16];
-        md5(s, (size_t)n, dg);
-        char hex[32];
-        df_hex_encode(dg, sizeof dg, hex, false);
-        e = df__sb_put(&sb, i, hex, 32);
+        int algo = fixed;
+        if (algo < 0) {
+            int32_t an;
+            const uint8_t *an_p = df_vec_bytes(a[1].vec, a[1].is_const ? 0 : i, &an);
+            algo = df_digest_from_name((const char *)an_p, (size_t)an);
+            if (algo < 0) {
+                e = df_error_set(k->err, DF_ERR_EXECUTION,
+                                 "There is no built-in digest algorithm named '%.*s', currently supported algorithms "
+                                 "are: md5, sha224, sha256, sha384, sha512, blake2s, blake2b, blake3",
+                                 an > 40 ? 40 : an, an_p);
+                break;
+            }
+        }
+        uint8_t dg[DF_DIGEST_MAX_LEN];
+        df_digest((df_digest_algo)algo, s, (size_t)n, dg);
+        size_t len = df_digest_len((df_digest_algo)algo);
+        if (hex) {
+            char text[2 * DF_DIGEST_MAX_LEN];
+            df_hex_encode(dg, len, text, false);
+            e = df__sb_put(&sb, i, text, (int64_t)(2 * len));
+        } else {
+            e = df__sb_put(&sb, i, dg, (int64_t)len);
+        }
     });
     if (e) {
         df__sb_abort(&sb);
@@ -763,13 +779,22 @@ df_errkind df__kernels_more(const df_expr *call, df_kernel *out, df_error *err) 
         out->can_error = true;
         return DF_OK;
     case DF_FN_DATE_BIN: out->fn = date_bin_k; out->can_error = true; return DF_OK;
-    case DF_FN_REGEXP_LIKE: case DF_FN_REGEXP_COUNT: case DF_FN_REGEXP_REPLACE: return regexp_kernel_for(call, out, err);
+    case DF_FN_REGEXP_LIKE: case DF_FN_REGEXP_COUNT: case DF_FN_REGEXP_REPLACE: case DF_FN_REGEXP_INSTR: return regexp_kernel_for(call, out, err);
     case DF_FN_ENCODE: case DF_FN_DECODE:
         out->fn = encode_k;
         out->aux = (void *)(intptr_t)call->fn;
         out->can_error = true;
         return DF_OK;
-    case DF_FN_MD5: out->fn = md5_k; return DF_OK;
+    case DF_FN_MD5: case DF_FN_SHA224: case DF_FN_SHA256: case DF_FN_SHA384: case DF_FN_SHA512: case DF_FN_DIGEST:
+        out->fn = digest_k;
+        out->aux = (void *)(intptr_t)(call->fn == DF_FN_MD5      ? DF_DIGEST_MD5 + 1
+                                      : call->fn == DF_FN_SHA224 ? DF_DIGEST_SHA224 + 1
+                                      : call->fn == DF_FN_SHA256 ? DF_DIGEST_SHA256 + 1
+                                      : call->fn == DF_FN_SHA384 ? DF_DIGEST_SHA384 + 1
+                                      : call->fn == DF_FN_SHA512 ? DF_DIGEST_SHA512 + 1
+                                                                 : 0);
+        out->can_error = call->fn == DF_FN_DIGEST;
+        return DF_OK;
     case DF_FN_FIND_IN_SET: case DF_FN_LEVENSHTEIN:
         out->fn = str2_int32_k;
         out->aux = (void *)(intptr_t)call->fn;

@@ -11,6 +11,7 @@
  */
 #include <stdio.h>
 
+#include "common/digest.h"
 #include "sql/sql_binder.h"
 
 typedef enum sig {
@@ -55,6 +56,9 @@ typedef enum sig {
     SIG_ENCODE,         /* encode(bytes | str, fmt) -> str; decode(str, fmt) -> binary */
     SIG_STR2_INT32B,    /* find_in_set / levenshtein: (str, str) -> int32 */
     SIG_SUBSTR_INDEX,   /* (str, str, int64) -> str */
+    SIG_TIME,           /* make_time(int, int, int) -> time32(s); to_time(str | timestamp) -> time64(ns) */
+    SIG_TO_CHAR,        /* to_char(temporal, str) -> str */
+    SIG_HASH,           /* sha224..sha512(str | binary) -> binary; digest(str | binary, str) -> binary */
     SIG_BITNOT,         /* internal */
 } sig;
 
@@ -145,15 +149,15 @@ static const fn_entry functions[] = {
     {"date_trunc", DF_FN_DATE_TRUNC, SIG_DATE_TRUNC, 2, 2},
     {"datetrunc", DF_FN_DATE_TRUNC, SIG_DATE_TRUNC, 2, 2},
     {"make_date", DF_FN_MAKE_DATE, SIG_MAKE_DATE, 3, 3},
-    {"to_timestamp", DF_FN_TO_TIMESTAMP, SIG_TO_TIMESTAMP, 1, 1},
-    {"to_date", DF_FN_TO_DATE, SIG_TO_DATE, 1, 1},
-    {"to_unixtime", DF_FN_TO_UNIXTIME, SIG_TO_UNIXTIME, 1, 1},
+    {"to_timestamp", DF_FN_TO_TIMESTAMP, SIG_TO_TIMESTAMP, 1, -1},
+    {"to_date", DF_FN_TO_DATE, SIG_TO_DATE, 1, -1},
+    {"to_unixtime", DF_FN_TO_UNIXTIME, SIG_TO_UNIXTIME, 1, -1},
     {"from_unixtime", DF_FN_FROM_UNIXTIME, SIG_FROM_UNIXTIME, 1, 1},
     {"uuid", DF_FN_UUID, SIG_NONE_STR, 0, 0},
-    {"to_timestamp_seconds", DF_FN_TO_TIMESTAMP_SECONDS, SIG_TO_TS_UNIT, 1, 1},
-    {"to_timestamp_millis", DF_FN_TO_TIMESTAMP_MILLIS, SIG_TO_TS_UNIT, 1, 1},
-    {"to_timestamp_micros", DF_FN_TO_TIMESTAMP_MICROS, SIG_TO_TS_UNIT, 1, 1},
-    {"to_timestamp_nanos", DF_FN_TO_TIMESTAMP_NANOS, SIG_TO_TS_UNIT, 1, 1},
+    {"to_timestamp_seconds", DF_FN_TO_TIMESTAMP_SECONDS, SIG_TO_TS_UNIT, 1, -1},
+    {"to_timestamp_millis", DF_FN_TO_TIMESTAMP_MILLIS, SIG_TO_TS_UNIT, 1, -1},
+    {"to_timestamp_micros", DF_FN_TO_TIMESTAMP_MICROS, SIG_TO_TS_UNIT, 1, -1},
+    {"to_timestamp_nanos", DF_FN_TO_TIMESTAMP_NANOS, SIG_TO_TS_UNIT, 1, -1},
     {"date_bin", DF_FN_DATE_BIN, SIG_DATE_BIN, 2, 3},
     {"sinh", DF_FN_SINH, SIG_MATH_FLOAT, 1, 1},
     {"cosh", DF_FN_COSH, SIG_MATH_FLOAT, 1, 1},
@@ -164,12 +168,22 @@ static const fn_entry functions[] = {
     {"regexp_like", DF_FN_REGEXP_LIKE, SIG_REGEXP, 2, 3},
     {"regexp_count", DF_FN_REGEXP_COUNT, SIG_REGEXP, 2, 4},
     {"regexp_replace", DF_FN_REGEXP_REPLACE, SIG_REGEXP, 3, 4},
+    {"regexp_instr", DF_FN_REGEXP_INSTR, SIG_REGEXP, 2, 6},
     {"encode", DF_FN_ENCODE, SIG_ENCODE, 2, 2},
     {"decode", DF_FN_DECODE, SIG_ENCODE, 2, 2},
     {"find_in_set", DF_FN_FIND_IN_SET, SIG_STR2_INT32B, 2, 2},
     {"levenshtein", DF_FN_LEVENSHTEIN, SIG_STR2_INT32B, 2, 2},
     {"substr_index", DF_FN_SUBSTRING_INDEX, SIG_SUBSTR_INDEX, 3, 3},
     {"substring_index", DF_FN_SUBSTRING_INDEX, SIG_SUBSTR_INDEX, 3, 3},
+    {"sha224", DF_FN_SHA224, SIG_HASH, 1, 1},
+    {"sha256", DF_FN_SHA256, SIG_HASH, 1, 1},
+    {"sha384", DF_FN_SHA384, SIG_HASH, 1, 1},
+    {"sha512", DF_FN_SHA512, SIG_HASH, 1, 1},
+    {"digest", DF_FN_DIGEST, SIG_HASH, 2, 2},
+    {"make_time", DF_FN_MAKE_TIME, SIG_TIME, 3, 3},
+    {"to_time", DF_FN_TO_TIME, SIG_TIME, 1, -1},
+    {"to_char", DF_FN_TO_CHAR, SIG_TO_CHAR, 2, 2},
+    {"date_format", DF_FN_TO_CHAR, SIG_TO_CHAR, 2, 2},
 };
 
 static const fn_entry *find_entry_by_fn(df_fn fn) {
@@ -272,6 +286,25 @@ df_expr *df__bind_resolve_fn(binder *b, df_fn fn, df_expr **args, int32_t n, int
     }
     df_type *utf8 = df_type_utf8(), *i64 = df_type_int64(), *f64 = df_type_float64();
     df_type *ret = NULL;
+    if (n > 1 && fe->max_args < 0 && (fe->sig == SIG_TO_TIMESTAMP || fe->sig == SIG_TO_DATE || fe->sig == SIG_TO_UNIXTIME ||
+                                      fe->sig == SIG_TO_TS_UNIT || fe->sig == SIG_TIME)) {
+        /* to_timestamp(str, format, ...) and friends: chrono formats tried in turn; other inputs ignore them. */
+        for (int32_t i = 1; i < n; i++) {
+            if (!stringish(args[i]->type) || args[i]->type->id == DF_TYPE_BINARY) return type_error(b, fn, pos, args[i]->type);
+            if (!coerce_arg(b, args, i, utf8, pos)) return NULL;
+        }
+        if (args[0]->type->id != DF_TYPE_UTF8 && !is_null_type(args[0]->type)) return df__bind_resolve_fn(b, fn, args, 1, pos);
+        if (!coerce_arg(b, args, 0, utf8, pos)) return NULL;
+        df_time_unit u = fn == DF_FN_TO_TIMESTAMP_SECONDS  ? DF_UNIT_SECOND
+                         : fn == DF_FN_TO_TIMESTAMP_MILLIS ? DF_UNIT_MILLI
+                         : fn == DF_FN_TO_TIMESTAMP_MICROS ? DF_UNIT_MICRO
+                                                           : DF_UNIT_NANO;
+        ret = fn == DF_FN_TO_DATE ? df_type_date32() : fn == DF_FN_TO_UNIXTIME ? i64
+              : fn == DF_FN_TO_TIME ? df__bind_keep(b, df_type_time(DF_UNIT_NANO))
+                                    : df__bind_keep(b, df_type_timestamp(u, NULL));
+        if (!ret) return NULL;
+        return df__expr_func(b->plan, fn, ret, args[0]->nullable, n, args, b->err);
+    }
     switch (fe->sig) {
     case SIG_MATH_FLOAT:
         if (!numeric_or_null(args[0]->type)) return type_error(b, fn, pos, args[0]->type);
@@ -498,6 +531,56 @@ df_expr *df__bind_resolve_fn(binder *b, df_fn fn, df_expr **args, int32_t n, int
     case SIG_BITNOT:
         ret = args[0]->type;
         break;
+    case SIG_TIME:
+        if (fn == DF_FN_TO_TIME) {
+            const df_type *t = args[0]->type;
+            if (t->id == DF_TYPE_DATE32 || t->id == DF_TYPE_DATE64) {
+                df_type *ts = df__bind_keep(b, df_type_timestamp(DF_UNIT_NANO, NULL));
+                if (!ts || !coerce_arg(b, args, 0, ts, pos)) return NULL;
+            } else if (t->id != DF_TYPE_TIMESTAMP) {
+                if (!stringish(t) || t->id == DF_TYPE_BINARY) return type_error(b, fn, pos, t);
+                if (!coerce_arg(b, args, 0, utf8, pos)) return NULL;
+            }
+            ret = df__bind_keep(b, df_type_time(DF_UNIT_NANO));
+            break;
+        }
+        for (int32_t i = 0; i < n; i++) {
+            if (!int_or_null(args[i]->type) && args[i]->type->id != DF_TYPE_UTF8)
+                return type_error(b, fn, pos, args[i]->type);
+            if (!coerce_arg(b, args, i, df_type_int32(), pos)) return NULL;
+        }
+        ret = df__bind_keep(b, df_type_time(DF_UNIT_SECOND));
+        break;
+    case SIG_TO_CHAR: {
+        const df_type *t = args[0]->type;
+        if (t->id == DF_TYPE_UTF8 || is_null_type(t)) {
+            df_type *ts = df__bind_keep(b, df_type_timestamp(DF_UNIT_NANO, NULL));
+            if (!ts || !coerce_arg(b, args, 0, ts, pos)) return NULL;
+        } else if (!temporal_arg(t) || t->id == DF_TYPE_INTERVAL_MDN) {
+            return type_error(b, fn, pos, t);
+        }
+        if (!stringish(args[1]->type) || args[1]->type->id == DF_TYPE_BINARY) return type_error(b, fn, pos, args[1]->type);
+        if (!coerce_arg(b, args, 1, utf8, pos)) return NULL;
+        ret = utf8;
+        break;
+    }
+    case SIG_HASH:
+        for (int32_t i = 0; i < n; i++) {
+            if (!stringish(args[i]->type) || (i == 1 && args[i]->type->id == DF_TYPE_BINARY))
+                return type_error(b, fn, pos, args[i]->type);
+            if (args[i]->type->id != DF_TYPE_BINARY && !coerce_arg(b, args, i, utf8, pos)) return NULL;
+        }
+        if (n == 2 && args[1]->kind == DF_EX_LITERAL && !args[1]->lit->is_null &&
+            df_digest_from_name((const char *)args[1]->lit->v.bytes.ptr, (size_t)args[1]->lit->v.bytes.len) < 0) {
+            df__bind_error(b, DF_ERR_SQL_TYPE, pos,
+                           "There is no built-in digest algorithm named '%.*s', currently supported algorithms are: "
+                           "md5, sha224, sha256, sha384, sha512, blake2s, blake2b, blake3",
+                           (int)(args[1]->lit->v.bytes.len > 40 ? 40 : args[1]->lit->v.bytes.len),
+                           (const char *)args[1]->lit->v.bytes.ptr);
+            return NULL;
+        }
+        ret = df_type_binary();
+        break;
     case SIG_TO_TS_UNIT: {
         const df_type *t = args[0]->type;
         df_time_unit u = fn == DF_FN_TO_TIMESTAMP_SECONDS  ? DF_UNIT_SECOND
@@ -535,12 +618,13 @@ df_expr *df__bind_resolve_fn(binder *b, df_fn fn, df_expr **args, int32_t n, int
         /* regexp_like(s, p [, flags]) -> bool; regexp_count(s, p [, start [, flags]]) -> int64;
          * regexp_replace(s, p, replacement [, flags]) -> str */
         for (int32_t i = 0; i < n; i++) {
-            bool is_start = fn == DF_FN_REGEXP_COUNT && i == 2;
+            bool is_start = (fn == DF_FN_REGEXP_COUNT && i == 2) || (fn == DF_FN_REGEXP_INSTR && i >= 2 && i != 4);
             if (is_start ? !int_or_null(args[i]->type) : !stringish(args[i]->type))
                 return type_error(b, fn, pos, args[i]->type);
             if (!coerce_arg(b, args, i, is_start ? i64 : utf8, pos)) return NULL;
         }
-        ret = fn == DF_FN_REGEXP_LIKE ? df_type_bool() : fn == DF_FN_REGEXP_COUNT ? i64 : utf8;
+        ret = fn == DF_FN_REGEXP_LIKE ? df_type_bool() : fn == DF_FN_REGEXP_REPLACE ? utf8 : i64;
+        if (fn == DF_FN_REGEXP_COUNT) return df__expr_func(b->plan, fn, ret, false, n, args, b->err);
         break;
     }
     case SIG_ENCODE:

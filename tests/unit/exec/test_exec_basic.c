@@ -199,6 +199,39 @@ DF_TEST(regexp_and_encoding_functions) {
     df_catalog_free(cat);
 }
 
+/* Digests, regexp_instr, make_time / to_time, to_char and parsing with formats. */
+DF_TEST(digest_time_and_format_functions) {
+    df_catalog *cat = tu_catalog();
+    TU_EXPECT(cat,
+              "SELECT encode(sha224(''), 'hex'), encode(sha256('abc'), 'hex'), encode(digest('abc', 'blake3'), 'hex'), "
+              "encode(digest('', 'blake2s'), 'hex')",
+              "d14a028c2a3a2bc9476102bb288234c415a2b01f828ea62ac5b3e42f|"
+              "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad|"
+              "6437b3ac38465133ffb63b75273a8db548c558465d79db03fd359c6cd5bd9d85|"
+              "69217a3079908094e11121d042354a7c1f55b6482ca1a51e1b250dfd1ed0eef9");
+    TU_EXPECT(cat, "SELECT encode(sha512('abc'), 'hex')",
+              "ddaf35a193617abacc417349ae20413112e6fa4e89a97ea20a9eeee64b55d39a"
+              "2192992a274fc1a836ba3c23a3feebbd454d4423643ce80e2a9ac94fa54ca49f");
+    TU_EXPECT(cat,
+              "SELECT regexp_instr('123123123123', '123', 3), regexp_instr('ABCABC', 'abc', 1, 2, 'i'), "
+              "regexp_instr('The quick brown fox', ' (quick) (brown)', 1, 1, '', 2), regexp_count(NULL, 'a')",
+              "4|4|11|0");
+    TU_EXPECT(cat,
+              "SELECT make_time(22, 1, 27), to_time('12:30:45.123'), to_char(DATE '2000-02-03', '%Y:%d:%m'), "
+              "to_char(TIMESTAMP '2024-01-01 06:00:00', '%d/%m/%Y %H-%M-%S %A %j')",
+              "22:01:27|12:30:45.123|2000:03:02|01/01/2024 06-00-00 Monday 001");
+    TU_EXPECT(cat,
+              "SELECT to_timestamp('08-09-2020 12:00:00+02:00', '%q', '%d-%m-%Y %H:%M:%S%#z'), "
+              "to_date('2022-01-23', '%Y-%m-%d'), to_unixtime('1926632005', '%s')",
+              "2020-09-08T10:00:00|2022-01-23|1926632005");
+    TU_EXPECT_ERROR(cat, "SELECT make_time(26, 0, 0)", DF_ERR_EXECUTION);
+    TU_EXPECT_ERROR(cat, "SELECT to_time('25:00:00')", DF_ERR_EXECUTION);
+    TU_EXPECT_ERROR(cat, "SELECT to_char(DATE '2000-02-03', '%X%K')", DF_ERR_CAST);
+    TU_EXPECT_ERROR(cat, "SELECT to_timestamp('2020-09-08 12/00/00', '%c', '%+')", DF_ERR_EXECUTION);
+    TU_EXPECT_ERROR(cat, "SELECT digest('a', 'foo')", DF_ERR_SQL_TYPE);
+    df_catalog_free(cat);
+}
+
 DF_TEST(decimal_arithmetic_is_exact) {
     df_catalog *cat = tu_catalog();
     TU_EXPECT(cat, "SELECT CAST(0.1 AS DECIMAL(10,2)) + CAST(0.2 AS DECIMAL(10,2)), "

@@ -357,7 +357,7 @@ DF_TEST(regex_sql_functions) {
               "SELECT regexp_replace('2024-05-06', '(?P<y>\\d+)-(\\d+)-(\\d+)', '$3/${2}/${y}'), "
               "regexp_replace('abc', 'b', '$$'), regexp_replace('aaa', 'a', 'b', 'g'), "
               "regexp_replace('baaa', 'a*', '-', 'g'), regexp_replace('abc', '(b)', '[\\1\\\\]')",
-              "06/05/2024|a$c|bbb|-b-|a[b\\]c");
+              "06/05/2024|a$c|bbb|-b-|a[b\\\\]c");
     TU_EXPECT(cat,
               "SELECT regexp_replace('<a><b>', '<.+?>', 'X'), regexp_replace('<a><b>', '<.+>', 'X'), "
               "regexp_count('baaa', 'a*'), regexp_count('abcabc', '[a-c]', 2), regexp_count('éaé', 'é')",
