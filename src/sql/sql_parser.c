@@ -1309,6 +1309,7 @@ static bool parse_table_alias(parser *p, ast_tableref *r) {
 }
 
 static ast_tableref *parse_tableref(parser *p);
+static ast_setexpr *parse_values(parser *p);
 
 static ast_tableref *parse_table_primary(parser *p) {
     ast_tableref *r = alloc(p, sizeof *r);
@@ -1352,6 +1353,21 @@ static ast_tableref *parse_table_primary(parser *p) {
         if (!inner || !expect(p, TK_RPAREN, "`)`")) return NULL;
         if (!parse_table_alias(p, inner)) return NULL;
         return inner;
+    }
+    if (at_kw(p, KW_VALUES) && peek_at(p, 1)->type == TK_LPAREN) {
+        /* FROM VALUES (..), (..) [AS] alias(cols): a derived table without parentheses. */
+        ast_query *q = alloc(p, sizeof *q);
+        if (!q) return NULL;
+        q->pos = r->pos;
+        if (!(q->body = parse_values(p))) return NULL;
+        int32_t h = 0;
+        for (int32_t i = 0; i < q->body->nrows; i++)
+            for (int32_t c = 0; c < q->body->row_len[i]; c++) h = DF_MAX(h, q->body->rows[i][c]->height);
+        q->height = h + 1;
+        r->kind = AT_SUBQUERY;
+        r->query = q;
+        if (!nest_query(p, q) || !parse_table_alias(p, r)) return NULL;
+        return r;
     }
     r->kind = AT_NAMED;
     if (!parse_name(p, &r->name)) return NULL;
