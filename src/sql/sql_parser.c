@@ -1102,6 +1102,20 @@ static ast_expr *parse_cmp(parser *p) {
     while (l && at_comparison(p)) {
         int op = advance(p)->type;
         if (at_kw(p, KW_ANY) || at_kw(p, KW_ALL) || at_kw(p, KW_SOME)) {
+            const sql_token *q1 = peek_at(p, 2);
+            if (peek_at(p, 1)->type == TK_LPAREN && op != TK_SPACESHIP && (is_kw(q1, KW_SELECT) || is_kw(q1, KW_WITH))) {
+                /* x op ANY / ALL (subquery) */
+                ast_expr *e = mk(p, AE_QUANTIFIED, l->pos);
+                if (!e) return NULL;
+                e->op = op;
+                e->flag = advance(p)->kw == KW_ALL;
+                advance(p);
+                e->a = l;
+                e->query = parse_query(p);
+                if (!e->query || !expect(p, TK_RPAREN, "`)`")) return NULL;
+                l = finish(p, e);
+                continue;
+            }
             if (peek_at(p, 1)->type == TK_LPAREN)
                 return fail_at(p, DF_ERR_SQL_UNSUPPORTED, peek(p)->start,
                                "comparisons with ANY/ALL are not supported");

@@ -43,7 +43,8 @@ static df_errkind berr(binder *b) { return b->err && b->err->kind ? b->err->kind
 
 bool df__ast_has_subquery(const ast_expr *e) {
     if (!e) return false;
-    if (e->kind == AE_SUBQUERY || e->kind == AE_EXISTS || e->kind == AE_IN_SUBQUERY) return true;
+    if (e->kind == AE_SUBQUERY || e->kind == AE_EXISTS || e->kind == AE_IN_SUBQUERY || e->kind == AE_QUANTIFIED)
+        return true;
     const ast_expr *ops[5] = {e->a, e->b, e->c, e->d, e->filter};
     for (int k = 0; k < 5; k++)
         if (df__ast_has_subquery(ops[k])) return true;
@@ -387,7 +388,8 @@ static df_errkind remember(binder *b, const ast_expr *e, const char *col, const 
     bsubq *s = df__lplan_alloc(b->plan, sizeof *s);
     if (!s) return DF_OOM(b->err);
     *s = (bsubq){.e = e, .col = col, .mark = mark, .dflt = dflt, .next = b->subqs};
-    s->negate = (e->kind == AE_EXISTS || e->kind == AE_IN_SUBQUERY || e->kind == AE_IN_LIST) && e->negated;
+    s->negate = ((e->kind == AE_EXISTS || e->kind == AE_IN_SUBQUERY || e->kind == AE_IN_LIST) && e->negated) ||
+                (e->kind == AE_QUANTIFIED && e->flag);
     b->subqs = s;
     return DF_OK;
 }
@@ -547,17 +549,198 @@ static df_errkind mark_join(binder *b, const ast_expr *e, df_lnode **node, bool 
             as_in.kind = AE_IN_SUBQUERY;
             as_in.query = e->list[0]->query;
             as_in.nlist = 0;
+        } else if (e->kind == AE_QUANTIFIED) {
+            as_in.kind = AE_IN_SUBQUERY;   /* x = ANY (q) is x IN (q), x <> ALL (q) NOT IN */
+            as_in.negated = e->flag;
         }
         DF_TRY(in_join(b, &as_in, name, node, hidden));
     }
     return remember(b, e, name, NULL, NULL);
 }
 
+
+/* ------------------------------------------------------------------------ */
+/* ANY / ALL                                                                 */
+
+/*
+ * x = ANY (q) is x IN (q) and x <> ALL (q) is x NOT IN (q).  The other
+ * comparisons read four aggregates of q's values v, joined as hidden
+ * columns (one row; grouped on the correlation keys and left-joined on them
+ * when q correlates through equalities): mn = min(v), mx = max(v),
+ * nn = count(v), cnt = count(*).  With `hit` the test below,
+ *   x op ANY (q) = CASE WHEN hit THEN true  WHEN cnt > 0 AND (x IS NULL OR nn < cnt) THEN NULL ELSE false END
+ *   x op ALL (q) = CASE WHEN hit THEN false WHEN cnt > 0 AND (x IS NULL OR nn < cnt) THEN NULL ELSE true END
+ * where hit (some v makes x op v true for ANY, false for ALL) is
+ *   ANY: > x > mn, >= x >= mn, < x < mx, <= x <= mx, <> x <> mn OR x <> mx
+ *   ALL: > x <= mx, >= x < mx, < x >= mn, <= x > mn, = x <> mn OR x <> mx
+ * An empty q (cnt = 0, or no group for the outer row: NULL) makes ANY false and ALL true.
+ */
+static df_errkind corr_keys(binder *b, const corr_split *cs, const bscope *outer, ast_expr ***ikeys_out,
+                            ast_expr ***okeys_out, const char *what);
+static df_lnode *select_over(binder *b, const ast_select *s, df_lnode *from, bool *from_hidden);
+
+static bool quant_is_in(const ast_expr *e) {
+    return (e->op == TK_EQ && !e->flag) || (e->op == TK_NE && e->flag);
+}
+
+/* min / max / count(v) / count(*) of v grouped by keys, over in. */
+static df_lnode *quant_agg(binder *b, df_lnode *in, df_expr **keys, int32_t nk, df_expr *v, const char **names) {
+    df_lnode *a = df__lnode_new(b->plan, DF_LN_AGGREGATE, 1, &in, nk + 4, b->err);
+    df_agg *aggs = df__lplan_alloc(b->plan, 4 * sizeof(df_agg));
+    if (!a || !aggs) return df__bind_oom(b);
+    static const df_agg_fn fns[4] = {DF_AGG_MIN, DF_AGG_MAX, DF_AGG_COUNT, DF_AGG_COUNT};
+    for (int i = 0; i < 4; i++) {
+        aggs[i] = (df_agg){.fn = fns[i], .arg = i < 3 ? v : NULL, .type = i < 2 ? v->type : df_type_int64(),
+                           .nullable = i < 2, .name = names[i]};
+        a->cols[nk + i] = (df_lcol){.name = names[i], .type = aggs[i].type, .nullable = i < 2};
+    }
+    for (int32_t i = 0; i < nk; i++) {
+        char buf[32];
+        snprintf(buf, sizeof buf, "__quant_key_%d", i);
+        a->cols[i] = (df_lcol){.name = df__bind_strdup(b, buf), .type = keys[i]->type, .nullable = true};
+        if (!a->cols[i].name) return NULL;
+    }
+    a->u.agg.ngroup = nk;
+    a->u.agg.group = keys;
+    a->u.agg.naggs = 4;
+    a->u.agg.aggs = aggs;
+    return a;
+}
+
+static df_errkind quant_join(binder *b, const ast_expr *e, df_lnode **node, bool **hidden) {
+    int32_t id = ++b->nsubq;
+    const char **names = df__lplan_alloc(b->plan, 4 * sizeof(char *));
+    if (!names) return DF_OOM(b->err);
+    static const char *const sfx[4] = {"_min", "_max", "_nn", "_cnt"};
+    for (int i = 0; i < 4; i++)
+        if (!(names[i] = subq_name(b, id, sfx[i]))) return berr(b);
+    const ast_select *s = plain_select(e->query, false);
+    bscope outer = {.ncols = (*node)->ncols, .cols = (*node)->cols, .hidden = *hidden};
+    corr_split cs = {0};
+    if (s) DF_TRY(split_correlated(b, s, &outer, false, &cs));
+    df_lnode *in;
+    df_expr *v, **keys = NULL, **eqs = NULL;
+    int32_t nk = 0;
+    if (!s || cs.ncorr == 0) {
+        in = s ? select_over(b, s, cs.inner, cs.inner_hidden) : bind_whole(b, e->query, 1, e->pos);
+        if (!in) return berr(b);
+        if (in->ncols != 1)
+            return df__bind_error(b, DF_ERR_SQL_TYPE, e->pos, "the subquery returns %d columns where 1 is expected",
+                                  in->ncols);
+        v = df__expr_column(b->plan, 0, &in->cols[0], b->err);
+        if (!v) return berr(b);
+    } else {
+        if (s->nitems != 1 || s->items[0].expr->kind == AE_STAR || select_aggregates(s) || s->distinct ||
+            df__ast_has_window(s->items[0].expr))
+            return df__bind_error(b, DF_ERR_SQL_UNSUPPORTED, e->pos,
+                                  "a correlated ANY / ALL subquery must select one value without aggregates");
+        ast_expr **ikeys = NULL, **okeys = NULL;
+        DF_TRY(corr_keys(b, &cs, &outer, &ikeys, &okeys, "a correlated ANY / ALL subquery"));
+        in = cs.inner;
+        bool *ih = cs.inner_hidden;
+        DF_TRY(apply_conjuncts(b, cs.rest, cs.nrest, &in, &ih));
+        ast_expr *item = s->items[0].expr;
+        DF_TRY(df__bind_scalar_subqueries(b, &item, 1, &in, &ih));
+        bscope is = {.ncols = in->ncols, .cols = in->cols, .hidden = ih};
+        bctx ictx = {.scope = &is, .clause = "subquery SELECT"};
+        nk = cs.ncorr;
+        keys = df__lplan_alloc(b->plan, (size_t)nk * sizeof(df_expr *));
+        eqs = df__lplan_alloc(b->plan, (size_t)nk * sizeof(df_expr *));
+        if (!keys || !eqs) return DF_OOM(b->err);
+        v = df__bind_expr(b, item, &ictx);
+        if (!v) return berr(b);
+        for (int32_t i = 0; i < nk; i++)
+            if (!(keys[i] = df__bind_expr(b, ikeys[i], &ictx))) return berr(b);
+        df_lnode *a = quant_agg(b, in, keys, nk, v, names);
+        if (!a) return berr(b);
+        bctx octx = {.scope = &outer, .clause = "subquery condition"};
+        for (int32_t i = 0; i < nk; i++) {
+            df_expr *o = df__bind_expr(b, okeys[i], &octx);
+            df_expr *k = o ? df__expr_column(b->plan, (*node)->ncols + i, &a->cols[i], b->err) : NULL;
+            eqs[i] = k ? equality(b, o, k, cs.corr[i]->pos) : NULL;
+            if (!eqs[i]) return berr(b);
+        }
+        in = a;
+    }
+    if (!nk && !(in = quant_agg(b, in, NULL, 0, v, names))) return berr(b);
+    DF_TRY(join_with(b, DF_JOIN_LEFT, node, hidden, in, NULL, NULL, 0, eqs, nk, false, true, NULL));
+    DF_TRY(remember(b, e, names[0], NULL, NULL));
+    b->subqs->quant = names;
+    b->subqs->negate = false;
+    return DF_OK;
+}
+
+/* x fn y with both sides coerced to their comparison type. */
+static df_expr *compare(binder *b, df_fn fn, df_expr *x, df_expr *y, int32_t pos) {
+    df_expr *eq = equality(b, x, y, pos);
+    if (eq) eq->fn = fn;
+    return eq;
+}
+
+static df_expr *bool_lit(binder *b, int v) {
+    df_scalar s = {.type = df_type_bool(), .is_null = v < 0, .v.b = v > 0};
+    return df__expr_literal(b->plan, &s, b->err);
+}
+
+static int32_t scope_find(const bscope *sc, const char *name);
+
+static df_expr *quant_value(binder *b, const ast_expr *e, const bsubq *s, const bctx *ctx) {
+    const bscope *sc = ctx->scope;
+    df_expr *c[4];
+    for (int i = 0; i < 4; i++) {
+        int32_t k = scope_find(sc, s->quant[i]);
+        if (k < 0) {
+            df__bind_error(b, DF_ERR_SQL_UNSUPPORTED, e->pos, "ANY / ALL subqueries are not supported in %s",
+                           ctx->clause ? ctx->clause : "this position");
+            return NULL;
+        }
+        if (!(c[i] = df__expr_column(b->plan, k, &sc->cols[k], b->err))) return NULL;
+    }
+    df_expr *x = df__bind_expr(b, e->a, ctx);
+    if (!x) return NULL;
+    bool all = e->flag;
+    df_expr *hit;
+    if (e->op == TK_EQ || e->op == TK_NE) {
+        df_expr *alts[2] = {compare(b, DF_FN_NE, x, c[0], e->pos), compare(b, DF_FN_NE, x, c[1], e->pos)};
+        if (!alts[0] || !alts[1]) return NULL;
+        hit = df__expr_new(b->plan, DF_EX_OR, df_type_bool(), true, 2, alts, b->err);
+    } else {
+        df_fn fn;
+        bool use_max;
+        switch (e->op) {
+        case TK_GT: fn = all ? DF_FN_LE : DF_FN_GT; use_max = all; break;
+        case TK_GE: fn = all ? DF_FN_LT : DF_FN_GE; use_max = all; break;
+        case TK_LT: fn = all ? DF_FN_GE : DF_FN_LT; use_max = !all; break;
+        default: fn = all ? DF_FN_GT : DF_FN_LE; use_max = !all; break; /* TK_LE */
+        }
+        hit = compare(b, fn, x, c[use_max ? 1 : 0], e->pos);
+    }
+    /* cnt > 0 AND (x IS NULL OR nn < cnt) */
+    df_scalar zero = {.type = df_type_int64(), .v.i64 = 0};
+    df_expr *z = df__expr_literal(b->plan, &zero, b->err);
+    df_expr *some = z ? compare(b, DF_FN_GT, c[3], z, e->pos) : NULL;
+    df_expr *nulls[2] = {is_null(b, x), compare(b, DF_FN_LT, c[2], c[3], e->pos)};
+    if (!hit || !some || !nulls[0] || !nulls[1]) return NULL;
+    df_expr *anynull = df__expr_new(b->plan, DF_EX_OR, df_type_bool(), true, 2, nulls, b->err);
+    df_expr *conj[2] = {some, anynull};
+    df_expr *unknown = anynull ? df__expr_new(b->plan, DF_EX_AND, df_type_bool(), true, 2, conj, b->err) : NULL;
+    df_expr *args[5] = {hit, bool_lit(b, all ? 0 : 1), unknown, bool_lit(b, -1), bool_lit(b, all ? 1 : 0)};
+    for (int i = 0; i < 5; i++)
+        if (!args[i]) return NULL;
+    df_expr *r = df__expr_new(b->plan, DF_EX_CASE, df_type_bool(), true, 5, args, b->err);
+    if (r) r->has_else = true;
+    return r;
+}
+
 /* Walks e (not into nested queries) joining every subquery expression not joined yet. */
 static df_errkind scalar_walk(binder *b, const ast_expr *e, df_lnode **node, bool **hidden) {
     if (!e) return DF_OK;
     if (e->kind == AE_SUBQUERY) return find_subq(b, e) ? DF_OK : scalar_join(b, e, node, hidden);
-    if (e->kind == AE_EXISTS || e->kind == AE_IN_SUBQUERY ||
+    if (e->kind == AE_QUANTIFIED && !quant_is_in(e)) {
+        if (!find_subq(b, e)) DF_TRY(quant_join(b, e, node, hidden));
+        return scalar_walk(b, e->a, node, hidden);
+    }
+    if (e->kind == AE_EXISTS || e->kind == AE_IN_SUBQUERY || e->kind == AE_QUANTIFIED ||
         (e->kind == AE_IN_LIST && e->nlist == 1 && e->list[0]->kind == AE_SUBQUERY)) {
         if (!find_subq(b, e)) DF_TRY(mark_join(b, e, node, hidden));
         return e->kind == AE_EXISTS ? DF_OK : scalar_walk(b, e->a, node, hidden);
@@ -597,7 +780,7 @@ df_errkind df__bind_agg_arg_subqueries(binder *b, ast_expr *const *exprs, int32_
 static int32_t scope_find(const bscope *sc, const char *name);
 bool df__bind_subqueries_in_scope(binder *b, const ast_expr *e, const bscope *sc) {
     if (!e) return true;
-    if (e->kind == AE_SUBQUERY || e->kind == AE_EXISTS || e->kind == AE_IN_SUBQUERY ||
+    if (e->kind == AE_SUBQUERY || e->kind == AE_EXISTS || e->kind == AE_IN_SUBQUERY || e->kind == AE_QUANTIFIED ||
         (e->kind == AE_IN_LIST && e->nlist == 1 && e->list[0]->kind == AE_SUBQUERY)) {
         bsubq *s = find_subq(b, e);
         if (!s || scope_find(sc, s->col) < 0) return false;
@@ -628,6 +811,7 @@ static int32_t scope_find(const bscope *sc, const char *name) {
 df_expr *df__bind_subquery_column(binder *b, const ast_expr *e, const bctx *ctx) {
     bsubq *s = find_subq(b, e);
     const bscope *sc = ctx->scope;
+    if (s && s->quant) return quant_value(b, e, s, ctx);
     int32_t vi = s ? scope_find(sc, s->col) : -1;
     int32_t mi = s && s->mark ? scope_find(sc, s->mark) : -1, di = s && s->dflt ? scope_find(sc, s->dflt) : -1;
     if (vi < 0 || (s->dflt && (mi < 0 || di < 0))) {
@@ -668,7 +852,13 @@ df_errkind df__bind_where(binder *b, const ast_expr *where, df_lnode **node, boo
             c = c->a;
         }
         ast_expr as_in;
-        if (c->kind == AE_IN_LIST && c->nlist == 1 && c->list[0]->kind == AE_SUBQUERY) {
+        if (c->kind == AE_QUANTIFIED && quant_is_in(c)) {
+            /* x = ANY (q): x IN (q); x <> ALL (q): x NOT IN (q) */
+            as_in = *c;
+            as_in.kind = AE_IN_SUBQUERY;
+            as_in.negated = c->flag;
+            c = &as_in;
+        } else if (c->kind == AE_IN_LIST && c->nlist == 1 && c->list[0]->kind == AE_SUBQUERY) {
             /* x IN ((SELECT ..)): the parenthesised query is the IN subquery. */
             as_in = *c;
             as_in.kind = AE_IN_SUBQUERY;
