@@ -48,6 +48,7 @@ typedef enum ast_expr_kind {
     AE_IN_SUBQUERY,     /* a [NOT] IN (query) */
     AE_EXISTS,          /* [NOT] EXISTS (query) */
     AE_SUBQUERY,        /* (query) as a scalar */
+    AE_QUANTIFIED,      /* a op ANY|SOME|ALL (query): op = comparison token, flag = ALL */
     AE_LIKE,            /* a [NOT] LIKE/ILIKE b [ESCAPE c]: ilike flag */
     AE_SIMILAR,         /* a [NOT] SIMILAR TO b */
     AE_REGEX,           /* a ~ b etc.: op holds the token */

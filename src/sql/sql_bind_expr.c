@@ -1142,6 +1142,7 @@ df_expr *df__bind_expr(binder *b, const ast_expr *e, const bctx *ctx) {
     if (ctx->agg && !ctx->agg->collecting && !ctx->in_agg) {
         /* After GROUP BY: map aggregate calls and group keys to the aggregate output. */
         bool sub = e->kind == AE_SUBQUERY || e->kind == AE_EXISTS || e->kind == AE_IN_SUBQUERY ||
+                   e->kind == AE_QUANTIFIED ||
                    (e->kind == AE_IN_LIST && e->nlist == 1 && e->list[0]->kind == AE_SUBQUERY);
         /* A subquery joined above the aggregation reads its own column; so does a window call. */
         if (sub && !df__bind_subqueries_in_scope(b, e, ctx->agg->input)) return df__bind_subquery_column(b, e, ctx);
@@ -1238,6 +1239,7 @@ static df_expr *bind_expr_inner(binder *b, const ast_expr *e, const bctx *ctx) {
         df__bind_error(b, DF_ERR_SQL_UNSUPPORTED, e->pos, "SIMILAR TO is not supported");
         return NULL;
     case AE_SUBQUERY:
+    case AE_QUANTIFIED:
     case AE_IN_SUBQUERY:
     case AE_EXISTS: return df__bind_subquery_column(b, e, ctx);
     case AE_STAR:

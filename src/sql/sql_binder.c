@@ -239,7 +239,6 @@ static df_errkind bind_named(binder *b, const ast_tableref *r, bfrom *out) {
 }
 
 static df_errkind bind_subquery_ref(binder *b, const ast_tableref *r, bfrom *out) {
-    if (r->lateral) return df__bind_error(b, DF_ERR_SQL_UNSUPPORTED, r->pos, "LATERAL subqueries are not supported");
     bcte *save = b->ctes;
     df_lnode *n = df__bind_query(b, r->query);
     b->ctes = save;
@@ -365,6 +364,13 @@ static int32_t find_visible(const df_lnode *n, const bool *hidden, const char *n
 static df_errkind bind_join(binder *b, const ast_tableref *r, bfrom *out) {
     bfrom L = {0}, R = {0};
     DF_TRY(bind_tableref(b, r->left, &L));
+    if (r->right->kind == AT_SUBQUERY && r->right->lateral) {
+        if (r->nusing || r->natural)
+            return df__bind_error(b, DF_ERR_SQL_UNSUPPORTED, r->pos, "LATERAL joins need an ON condition");
+        DF_TRY(df__bind_lateral(b, join_type(r->join), r->right, r->on, &L.node, &L.hidden));
+        *out = L;
+        return DF_OK;
+    }
     DF_TRY(bind_tableref(b, r->right, &R));
     if (r->on && df__ast_has_subquery(r->on)) {
         /* Subqueries in ON are joined onto the left input (hidden columns) before the join. */
@@ -459,6 +465,10 @@ static df_errkind bind_from(binder *b, const ast_select *s, bfrom *out) {
     DF_TRY(bind_tableref(b, s->from[0], out));
     for (int32_t i = 1; i < s->nfrom; i++) {
         bfrom next;
+        if (s->from[i]->kind == AT_SUBQUERY && s->from[i]->lateral) {
+            DF_TRY(df__bind_lateral(b, DF_JOIN_INNER, s->from[i], NULL, &out->node, &out->hidden));
+            continue;
+        }
         DF_TRY(bind_tableref(b, s->from[i], &next));
         df_lnode *j = make_join_node(b, DF_JOIN_INNER, out->node, next.node);
         int32_t nl = out->node->ncols, nr = next.node->ncols;
@@ -721,7 +731,12 @@ static df_lnode *bind_select(binder *b, const ast_select *s, const ast_order *or
         return NULL;
     }
     bfrom from;
-    if (bind_from(b, s, &from)) return NULL;
+    if (b->pre_sel == s) {
+        from = (bfrom){.node = b->pre_node, .hidden = b->pre_hidden};
+        b->pre_sel = NULL;
+    } else if (bind_from(b, s, &from)) {
+        return NULL;
+    }
     df_lnode *node = from.node;
     bool *hidden = from.hidden;
     if (s->where) {

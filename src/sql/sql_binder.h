@@ -27,6 +27,7 @@ typedef struct bsubq {
     const char *mark;           /* correlated: column that is non-NULL when a group matched, or NULL */
     const char *dflt;           /* correlated: column with the value over no rows (count() = 0, ...) */
     bool negate;                /* EXISTS / IN marks: the expression is NOT mark */
+    const char **quant;         /* ANY / ALL by aggregates: columns min, max, count(v), count(*), else NULL */
     struct bsubq *next;
 } bsubq;
 
@@ -87,6 +88,9 @@ typedef struct binder {
     int32_t nsubq;              /* counter for their column names */
     bwin *wins;                 /* window calls bound so far */
     int32_t nwin;               /* counter for their column names */
+    const ast_select *pre_sel;  /* this SELECT's FROM is already bound as pre_node / pre_hidden (LATERAL) */
+    df_lnode *pre_node;
+    bool *pre_hidden;
 } binder;
 
 /* Errors at a byte position of the current text. */
@@ -153,6 +157,12 @@ df_errkind df__bind_agg_arg_subqueries(binder *b, ast_expr *const *exprs, int32_
 bool df__bind_subqueries_in_scope(binder *b, const ast_expr *e, const bscope *sc);
 /* The column a scalar subquery was joined as, in ctx's scope; NULL + error when it was not. */
 df_expr *df__bind_subquery_column(binder *b, const ast_expr *e, const bctx *ctx);
+/*
+ * A LATERAL subquery r joined onto *node (join type t: inner or left, ON
+ * condition `on` or NULL), decorrelated; *hidden is updated.
+ */
+df_errkind df__bind_lateral(binder *b, df_join_type t, const ast_tableref *r, const ast_expr *on, df_lnode **node,
+                            bool **hidden);
 /* Window functions (sql_window.c). */
 /*
  * Binds the window calls found in exprs (over ctx) into one Window node on

@@ -1101,6 +1101,20 @@ static ast_expr *parse_cmp(parser *p) {
     while (l && at_comparison(p)) {
         int op = advance(p)->type;
         if (at_kw(p, KW_ANY) || at_kw(p, KW_ALL) || at_kw(p, KW_SOME)) {
+            const sql_token *q1 = peek_at(p, 2);
+            if (peek_at(p, 1)->type == TK_LPAREN && op != TK_SPACESHIP && (is_kw(q1, KW_SELECT) || is_kw(q1, KW_WITH))) {
+                /* x op ANY / ALL (subquery) */
+                ast_expr *e = mk(p, AE_QUANTIFIED, l->pos);
+                if (!e) return NULL;
+                e->op = op;
+                e->flag = advance(p)->kw == KW_ALL;
+                advance(p);
+                e->a = l;
+                e->query = parse_query(p);
+                if (!e->query || !expect(p, TK_RPAREN, "`)`")) return NULL;
+                l = finish(p, e);
+                continue;
+            }
             if (peek_at(p, 1)->type == TK_LPAREN)
                 return fail_at(p, DF_ERR_SQL_UNSUPPORTED, peek(p)->start,
                                "comparisons with ANY/ALL are not supported");
@@ -1308,6 +1322,7 @@ static bool parse_table_alias(parser *p, ast_tableref *r) {
 }
 
 static ast_tableref *parse_tableref(parser *p);
+static ast_setexpr *parse_values(parser *p);
 
 static ast_tableref *parse_table_primary(parser *p) {
     ast_tableref *r = alloc(p, sizeof *r);
@@ -1351,6 +1366,21 @@ static ast_tableref *parse_table_primary(parser *p) {
         if (!inner || !expect(p, TK_RPAREN, "`)`")) return NULL;
         if (!parse_table_alias(p, inner)) return NULL;
         return inner;
+    }
+    if (at_kw(p, KW_VALUES) && peek_at(p, 1)->type == TK_LPAREN) {
+        /* FROM VALUES (..), (..) [AS] alias(cols): a derived table without parentheses. */
+        ast_query *q = alloc(p, sizeof *q);
+        if (!q) return NULL;
+        q->pos = r->pos;
+        if (!(q->body = parse_values(p))) return NULL;
+        int32_t h = 0;
+        for (int32_t i = 0; i < q->body->nrows; i++)
+            for (int32_t c = 0; c < q->body->row_len[i]; c++) h = DF_MAX(h, q->body->rows[i][c]->height);
+        q->height = h + 1;
+        r->kind = AT_SUBQUERY;
+        r->query = q;
+        if (!nest_query(p, q) || !parse_table_alias(p, r)) return NULL;
+        return r;
     }
     r->kind = AT_NAMED;
     if (!parse_name(p, &r->name)) return NULL;

@@ -44,7 +44,8 @@ static df_errkind berr(binder *b) { return b->err && b->err->kind ? b->err->kind
 
 bool df__ast_has_subquery(const ast_expr *e) {
     if (!e) return false;
-    if (e->kind == AE_SUBQUERY || e->kind == AE_EXISTS || e->kind == AE_IN_SUBQUERY) return true;
+    if (e->kind == AE_SUBQUERY || e->kind == AE_EXISTS || e->kind == AE_IN_SUBQUERY || e->kind == AE_QUANTIFIED)
+        return true;
     const ast_expr *ops[5] = {e->a, e->b, e->c, e->d, e->filter};
     for (int k = 0; k < 5; k++)
         if (df__ast_has_subquery(ops[k])) return true;
@@ -388,7 +389,8 @@ static df_errkind remember(binder *b, const ast_expr *e, const char *col, const 
     bsubq *s = df__lplan_alloc(b->plan, sizeof *s);
     if (!s) return DF_OOM(b->err);
     *s = (bsubq){.e = e, .col = col, .mark = mark, .dflt = dflt, .next = b->subqs};
-    s->negate = (e->kind == AE_EXISTS || e->kind == AE_IN_SUBQUERY || e->kind == AE_IN_LIST) && e->negated;
+    s->negate = ((e->kind == AE_EXISTS || e->kind == AE_IN_SUBQUERY || e->kind == AE_IN_LIST) && e->negated) ||
+                (e->kind == AE_QUANTIFIED && e->flag);
     b->subqs = s;
     return DF_OK;
 }
@@ -548,17 +550,198 @@ static df_errkind mark_join(binder *b, const ast_expr *e, df_lnode **node, bool 
             as_in.kind = AE_IN_SUBQUERY;
             as_in.query = e->list[0]->query;
             as_in.nlist = 0;
+        } else if (e->kind == AE_QUANTIFIED) {
+            as_in.kind = AE_IN_SUBQUERY;   /* x = ANY (q) is x IN (q), x <> ALL (q) NOT IN */
+            as_in.negated = e->flag;
         }
         DF_TRY(in_join(b, &as_in, name, node, hidden));
     }
     return remember(b, e, name, NULL, NULL);
 }
 
+
+/* ------------------------------------------------------------------------ */
+/* ANY / ALL                                                                 */
+
+/*
+ * x = ANY (q) is x IN (q) and x <> ALL (q) is x NOT IN (q).  The other
+ * comparisons read four aggregates of q's values v, joined as hidden
+ * columns (one row; grouped on the correlation keys and left-joined on them
+ * when q correlates through equalities): mn = min(v), mx = max(v),
+ * nn = count(v), cnt = count(*).  With `hit` the test below,
+ *   x op ANY (q) = CASE WHEN hit THEN true  WHEN cnt > 0 AND (x IS NULL OR nn < cnt) THEN NULL ELSE false END
+ *   x op ALL (q) = CASE WHEN hit THEN false WHEN cnt > 0 AND (x IS NULL OR nn < cnt) THEN NULL ELSE true END
+ * where hit (some v makes x op v true for ANY, false for ALL) is
+ *   ANY: > x > mn, >= x >= mn, < x < mx, <= x <= mx, <> x <> mn OR x <> mx
+ *   ALL: > x <= mx, >= x < mx, < x >= mn, <= x > mn, = x <> mn OR x <> mx
+ * An empty q (cnt = 0, or no group for the outer row: NULL) makes ANY false and ALL true.
+ */
+static df_errkind corr_keys(binder *b, const corr_split *cs, const bscope *outer, ast_expr ***ikeys_out,
+                            ast_expr ***okeys_out, const char *what);
+static df_lnode *select_over(binder *b, const ast_select *s, df_lnode *from, bool *from_hidden);
+
+static bool quant_is_in(const ast_expr *e) {
+    return (e->op == TK_EQ && !e->flag) || (e->op == TK_NE && e->flag);
+}
+
+/* min / max / count(v) / count(*) of v grouped by keys, over in. */
+static df_lnode *quant_agg(binder *b, df_lnode *in, df_expr **keys, int32_t nk, df_expr *v, const char **names) {
+    df_lnode *a = df__lnode_new(b->plan, DF_LN_AGGREGATE, 1, &in, nk + 4, b->err);
+    df_agg *aggs = df__lplan_alloc(b->plan, 4 * sizeof(df_agg));
+    if (!a || !aggs) return df__bind_oom(b);
+    static const df_agg_fn fns[4] = {DF_AGG_MIN, DF_AGG_MAX, DF_AGG_COUNT, DF_AGG_COUNT};
+    for (int i = 0; i < 4; i++) {
+        aggs[i] = (df_agg){.fn = fns[i], .arg = i < 3 ? v : NULL, .type = i < 2 ? v->type : df_type_int64(),
+                           .nullable = i < 2, .name = names[i]};
+        a->cols[nk + i] = (df_lcol){.name = names[i], .type = aggs[i].type, .nullable = i < 2};
+    }
+    for (int32_t i = 0; i < nk; i++) {
+        char buf[32];
+        snprintf(buf, sizeof buf, "__quant_key_%d", i);
+        a->cols[i] = (df_lcol){.name = df__bind_strdup(b, buf), .type = keys[i]->type, .nullable = true};
+        if (!a->cols[i].name) return NULL;
+    }
+    a->u.agg.ngroup = nk;
+    a->u.agg.group = keys;
+    a->u.agg.naggs = 4;
+    a->u.agg.aggs = aggs;
+    return a;
+}
+
+static df_errkind quant_join(binder *b, const ast_expr *e, df_lnode **node, bool **hidden) {
+    int32_t id = ++b->nsubq;
+    const char **names = df__lplan_alloc(b->plan, 4 * sizeof(char *));
+    if (!names) return DF_OOM(b->err);
+    static const char *const sfx[4] = {"_min", "_max", "_nn", "_cnt"};
+    for (int i = 0; i < 4; i++)
+        if (!(names[i] = subq_name(b, id, sfx[i]))) return berr(b);
+    const ast_select *s = plain_select(e->query, false);
+    bscope outer = {.ncols = (*node)->ncols, .cols = (*node)->cols, .hidden = *hidden};
+    corr_split cs = {0};
+    if (s) DF_TRY(split_correlated(b, s, &outer, false, &cs));
+    df_lnode *in;
+    df_expr *v, **keys = NULL, **eqs = NULL;
+    int32_t nk = 0;
+    if (!s || cs.ncorr == 0) {
+        in = s ? select_over(b, s, cs.inner, cs.inner_hidden) : bind_whole(b, e->query, 1, e->pos);
+        if (!in) return berr(b);
+        if (in->ncols != 1)
+            return df__bind_error(b, DF_ERR_SQL_TYPE, e->pos, "the subquery returns %d columns where 1 is expected",
+                                  in->ncols);
+        v = df__expr_column(b->plan, 0, &in->cols[0], b->err);
+        if (!v) return berr(b);
+    } else {
+        if (s->nitems != 1 || s->items[0].expr->kind == AE_STAR || select_aggregates(s) || s->distinct ||
+            df__ast_has_window(s->items[0].expr))
+            return df__bind_error(b, DF_ERR_SQL_UNSUPPORTED, e->pos,
+                                  "a correlated ANY / ALL subquery must select one value without aggregates");
+        ast_expr **ikeys = NULL, **okeys = NULL;
+        DF_TRY(corr_keys(b, &cs, &outer, &ikeys, &okeys, "a correlated ANY / ALL subquery"));
+        in = cs.inner;
+        bool *ih = cs.inner_hidden;
+        DF_TRY(apply_conjuncts(b, cs.rest, cs.nrest, &in, &ih));
+        ast_expr *item = s->items[0].expr;
+        DF_TRY(df__bind_scalar_subqueries(b, &item, 1, &in, &ih));
+        bscope is = {.ncols = in->ncols, .cols = in->cols, .hidden = ih};
+        bctx ictx = {.scope = &is, .clause = "subquery SELECT"};
+        nk = cs.ncorr;
+        keys = df__lplan_alloc(b->plan, (size_t)nk * sizeof(df_expr *));
+        eqs = df__lplan_alloc(b->plan, (size_t)nk * sizeof(df_expr *));
+        if (!keys || !eqs) return DF_OOM(b->err);
+        v = df__bind_expr(b, item, &ictx);
+        if (!v) return berr(b);
+        for (int32_t i = 0; i < nk; i++)
+            if (!(keys[i] = df__bind_expr(b, ikeys[i], &ictx))) return berr(b);
+        df_lnode *a = quant_agg(b, in, keys, nk, v, names);
+        if (!a) return berr(b);
+        bctx octx = {.scope = &outer, .clause = "subquery condition"};
+        for (int32_t i = 0; i < nk; i++) {
+            df_expr *o = df__bind_expr(b, okeys[i], &octx);
+            df_expr *k = o ? df__expr_column(b->plan, (*node)->ncols + i, &a->cols[i], b->err) : NULL;
+            eqs[i] = k ? equality(b, o, k, cs.corr[i]->pos) : NULL;
+            if (!eqs[i]) return berr(b);
+        }
+        in = a;
+    }
+    if (!nk && !(in = quant_agg(b, in, NULL, 0, v, names))) return berr(b);
+    DF_TRY(join_with(b, DF_JOIN_LEFT, node, hidden, in, NULL, NULL, 0, eqs, nk, false, true, NULL));
+    DF_TRY(remember(b, e, names[0], NULL, NULL));
+    b->subqs->quant = names;
+    b->subqs->negate = false;
+    return DF_OK;
+}
+
+/* x fn y with both sides coerced to their comparison type. */
+static df_expr *compare(binder *b, df_fn fn, df_expr *x, df_expr *y, int32_t pos) {
+    df_expr *eq = equality(b, x, y, pos);
+    if (eq) eq->fn = fn;
+    return eq;
+}
+
+static df_expr *bool_lit(binder *b, int v) {
+    df_scalar s = {.type = df_type_bool(), .is_null = v < 0, .v.b = v > 0};
+    return df__expr_literal(b->plan, &s, b->err);
+}
+
+static int32_t scope_find(const bscope *sc, const char *name);
+
+static df_expr *quant_value(binder *b, const ast_expr *e, const bsubq *s, const bctx *ctx) {
+    const bscope *sc = ctx->scope;
+    df_expr *c[4];
+    for (int i = 0; i < 4; i++) {
+        int32_t k = scope_find(sc, s->quant[i]);
+        if (k < 0) {
+            df__bind_error(b, DF_ERR_SQL_UNSUPPORTED, e->pos, "ANY / ALL subqueries are not supported in %s",
+                           ctx->clause ? ctx->clause : "this position");
+            return NULL;
+        }
+        if (!(c[i] = df__expr_column(b->plan, k, &sc->cols[k], b->err))) return NULL;
+    }
+    df_expr *x = df__bind_expr(b, e->a, ctx);
+    if (!x) return NULL;
+    bool all = e->flag;
+    df_expr *hit;
+    if (e->op == TK_EQ || e->op == TK_NE) {
+        df_expr *alts[2] = {compare(b, DF_FN_NE, x, c[0], e->pos), compare(b, DF_FN_NE, x, c[1], e->pos)};
+        if (!alts[0] || !alts[1]) return NULL;
+        hit = df__expr_new(b->plan, DF_EX_OR, df_type_bool(), true, 2, alts, b->err);
+    } else {
+        df_fn fn;
+        bool use_max;
+        switch (e->op) {
+        case TK_GT: fn = all ? DF_FN_LE : DF_FN_GT; use_max = all; break;
+        case TK_GE: fn = all ? DF_FN_LT : DF_FN_GE; use_max = all; break;
+        case TK_LT: fn = all ? DF_FN_GE : DF_FN_LT; use_max = !all; break;
+        default: fn = all ? DF_FN_GT : DF_FN_LE; use_max = !all; break; /* TK_LE */
+        }
+        hit = compare(b, fn, x, c[use_max ? 1 : 0], e->pos);
+    }
+    /* cnt > 0 AND (x IS NULL OR nn < cnt) */
+    df_scalar zero = {.type = df_type_int64(), .v.i64 = 0};
+    df_expr *z = df__expr_literal(b->plan, &zero, b->err);
+    df_expr *some = z ? compare(b, DF_FN_GT, c[3], z, e->pos) : NULL;
+    df_expr *nulls[2] = {is_null(b, x), compare(b, DF_FN_LT, c[2], c[3], e->pos)};
+    if (!hit || !some || !nulls[0] || !nulls[1]) return NULL;
+    df_expr *anynull = df__expr_new(b->plan, DF_EX_OR, df_type_bool(), true, 2, nulls, b->err);
+    df_expr *conj[2] = {some, anynull};
+    df_expr *unknown = anynull ? df__expr_new(b->plan, DF_EX_AND, df_type_bool(), true, 2, conj, b->err) : NULL;
+    df_expr *args[5] = {hit, bool_lit(b, all ? 0 : 1), unknown, bool_lit(b, -1), bool_lit(b, all ? 1 : 0)};
+    for (int i = 0; i < 5; i++)
+        if (!args[i]) return NULL;
+    df_expr *r = df__expr_new(b->plan, DF_EX_CASE, df_type_bool(), true, 5, args, b->err);
+    if (r) r->has_else = true;
+    return r;
+}
+
 /* Walks e (not into nested queries) joining every subquery expression not joined yet. */
 static df_errkind scalar_walk(binder *b, const ast_expr *e, df_lnode **node, bool **hidden) {
     if (!e) return DF_OK;
     if (e->kind == AE_SUBQUERY) return find_subq(b, e) ? DF_OK : scalar_join(b, e, node, hidden);
-    if (e->kind == AE_EXISTS || e->kind == AE_IN_SUBQUERY ||
+    if (e->kind == AE_QUANTIFIED && !quant_is_in(e)) {
+        if (!find_subq(b, e)) DF_TRY(quant_join(b, e, node, hidden));
+        return scalar_walk(b, e->a, node, hidden);
+    }
+    if (e->kind == AE_EXISTS || e->kind == AE_IN_SUBQUERY || e->kind == AE_QUANTIFIED ||
         (e->kind == AE_IN_LIST && e->nlist == 1 && e->list[0]->kind == AE_SUBQUERY)) {
         if (!find_subq(b, e)) DF_TRY(mark_join(b, e, node, hidden));
         return e->kind == AE_EXISTS ? DF_OK : scalar_walk(b, e->a, node, hidden);
@@ -598,7 +781,7 @@ df_errkind df__bind_agg_arg_subqueries(binder *b, ast_expr *const *exprs, int32_
 static int32_t scope_find(const bscope *sc, const char *name);
 bool df__bind_subqueries_in_scope(binder *b, const ast_expr *e, const bscope *sc) {
     if (!e) return true;
-    if (e->kind == AE_SUBQUERY || e->kind == AE_EXISTS || e->kind == AE_IN_SUBQUERY ||
+    if (e->kind == AE_SUBQUERY || e->kind == AE_EXISTS || e->kind == AE_IN_SUBQUERY || e->kind == AE_QUANTIFIED ||
         (e->kind == AE_IN_LIST && e->nlist == 1 && e->list[0]->kind == AE_SUBQUERY)) {
         bsubq *s = find_subq(b, e);
         if (!s || scope_find(sc, s->col) < 0) return false;
@@ -629,6 +812,7 @@ static int32_t scope_find(const bscope *sc, const char *name) {
 df_expr *df__bind_subquery_column(binder *b, const ast_expr *e, const bctx *ctx) {
     bsubq *s = find_subq(b, e);
     const bscope *sc = ctx->scope;
+    if (s && s->quant) return quant_value(b, e, s, ctx);
     int32_t vi = s ? scope_find(sc, s->col) : -1;
     int32_t mi = s && s->mark ? scope_find(sc, s->mark) : -1, di = s && s->dflt ? scope_find(sc, s->dflt) : -1;
     if (vi < 0 || (s->dflt && (mi < 0 || di < 0))) {
@@ -726,7 +910,13 @@ df_errkind df__bind_where(binder *b, const ast_expr *where, df_lnode **node, boo
             c = c->a;
         }
         ast_expr as_in;
-        if (c->kind == AE_IN_LIST && c->nlist == 1 && c->list[0]->kind == AE_SUBQUERY) {
+        if (c->kind == AE_QUANTIFIED && quant_is_in(c)) {
+            /* x = ANY (q): x IN (q); x <> ALL (q): x NOT IN (q) */
+            as_in = *c;
+            as_in.kind = AE_IN_SUBQUERY;
+            as_in.negated = c->flag;
+            c = &as_in;
+        } else if (c->kind == AE_IN_LIST && c->nlist == 1 && c->list[0]->kind == AE_SUBQUERY) {
             /* x IN ((SELECT ..)): the parenthesised query is the IN subquery. */
             as_in = *c;
             as_in.kind = AE_IN_SUBQUERY;
@@ -755,5 +945,419 @@ df_errkind df__bind_where(binder *b, const ast_expr *where, df_lnode **node, boo
     df_lnode *f = filter_node(b, *node, pred);
     if (!f) return berr(b);
     *node = f;
+    return DF_OK;
+}
+
+/* ------------------------------------------------------------------------ */
+/* LATERAL subqueries                                                        */
+
+/*
+ * FROM l, LATERAL (q) alias  /  l [LEFT] JOIN LATERAL (q) alias ON cond,
+ * decorrelated like the subqueries above (DataFusion's rules: outer columns
+ * only in q's WHERE; in its SELECT list they are an error).
+ *
+ *   uncorrelated q         -> an ordinary join with q
+ *   q without aggregates   -> join l with q' = SELECT items.., <q's FROM columns> FROM .. WHERE rest
+ *                             ON correlated conjuncts AND cond, then project l ++ items
+ *   q GROUP BY g..         -> join l with SELECT items.., ikeys.. FROM .. WHERE rest GROUP BY g.., ikeys..
+ *                             ON okeys = ikeys AND cond (correlation through equalities only)
+ *   q aggregating, no      -> every l row gets one row: LEFT join with the groups per ikeys and
+ *   GROUP BY                  the value over no rows for l rows without a group (count() = 0);
+ *                             then cond filters (inner) or turns the row into NULLs (LEFT)
+ *
+ * q's FROM is bound once and shared by the plans built from it.
+ */
+
+/* A copy of c that no name resolves to (hidden, no qualifier). */
+static df_lcol unnamed(const df_lcol *c) {
+    df_lcol u = *c;
+    u.qualifier = NULL;
+    return u;
+}
+
+/* Scope over cols with hidden flags: [from, to) visible as given by vis (NULL = all), others unnamed. */
+static df_errkind part_scope(binder *b, const df_lcol *cols, int32_t n, const bool *hid, int32_t from, int32_t to,
+                             int32_t prefer, bscope *out) {
+    df_lcol *c = df__lplan_alloc(b->plan, (size_t)n * sizeof(df_lcol) + 1);
+    bool *h = df__lplan_alloc(b->plan, (size_t)n + 1);
+    if (!c || !h) return DF_OOM(b->err);
+    for (int32_t i = 0; i < n; i++) {
+        bool in = i < from || i >= to;
+        c[i] = in ? cols[i] : unnamed(&cols[i]);
+        h[i] = in ? hid && hid[i] : true;
+    }
+    *out = (bscope){.ncols = n, .cols = c, .hidden = h, .prefer_from = prefer};
+    return DF_OK;
+}
+
+/* Splits correlated conjuncts `inner_expr = outer_expr` into their two sides; error for any other form. */
+static df_errkind corr_keys(binder *b, const corr_split *cs, const bscope *outer, ast_expr ***ikeys_out,
+                            ast_expr ***okeys_out, const char *what) {
+    bscope is = {.ncols = cs->inner->ncols, .cols = cs->inner->cols, .hidden = cs->inner_hidden};
+    int32_t m = cs->ncorr;
+    ast_expr **ikeys = df__lplan_alloc(b->plan, (size_t)m * sizeof(ast_expr *) + 1);
+    ast_expr **okeys = df__lplan_alloc(b->plan, (size_t)m * sizeof(ast_expr *) + 1);
+    if (!ikeys || !okeys) return DF_OOM(b->err);
+    for (int32_t i = 0; i < m; i++) {
+        const ast_expr *c = cs->corr[i];
+        int sa = c->kind == AE_BINOP && c->op == TK_EQ ? sides(c->a, &is, outer) : 0;
+        int sb = sa ? sides(c->b, &is, outer) : 0;
+        if (sa == SIDE_INNER && sb == SIDE_OUTER) {
+            ikeys[i] = c->a;
+            okeys[i] = c->b;
+        } else if (sa == SIDE_OUTER && sb == SIDE_INNER) {
+            ikeys[i] = c->b;
+            okeys[i] = c->a;
+        } else {
+            return df__bind_error(b, DF_ERR_SQL_UNSUPPORTED, c->pos,
+                                  "%s must correlate through `inner = outer` equalities", what);
+        }
+    }
+    *ikeys_out = ikeys;
+    *okeys_out = okeys;
+    return DF_OK;
+}
+
+/* Binds select s over the already bound FROM plan `from`. */
+static df_lnode *select_over(binder *b, const ast_select *s, df_lnode *from, bool *from_hidden) {
+    b->pre_sel = s;
+    b->pre_node = from;
+    b->pre_hidden = from_hidden;
+    df_lnode *n = df__bind_select_only(b, s);
+    b->pre_sel = NULL;
+    return n;
+}
+
+/* Output name of lateral column i: the column alias, else `dflt`. */
+static df_errkind lateral_names(binder *b, const ast_tableref *r, int32_t n) {
+    if (r->ncol_aliases > n)
+        return df__bind_error(b, DF_ERR_SQL_TYPE, r->pos, "%d column aliases given for %d columns", r->ncol_aliases, n);
+    return DF_OK;
+}
+
+/* in's first nl columns ++ vals (the lateral columns, named by the column aliases or names[]). */
+static df_lnode *lateral_project(binder *b, const ast_tableref *r, df_lnode *in, int32_t nl, df_expr **vals,
+                                 const char *const *names, int32_t n) {
+    if (!vals || !names) return NULL;
+    df_expr **ex = df__lplan_alloc(b->plan, (size_t)(nl + n) * sizeof(df_expr *) + 1);
+    df_lcol *cols = df__lplan_alloc(b->plan, (size_t)(nl + n) * sizeof(df_lcol) + 1);
+    if (!ex || !cols) return df__bind_oom(b);
+    for (int32_t i = 0; i < nl; i++) {
+        ex[i] = df__expr_column(b->plan, i, &in->cols[i], b->err);
+        if (!ex[i]) return NULL;
+        cols[i] = in->cols[i];
+    }
+    for (int32_t i = 0; i < n; i++) {
+        ex[nl + i] = vals[i];
+        cols[nl + i] = (df_lcol){.name = i < r->ncol_aliases ? r->col_aliases[i] : names[i],
+                                 .qualifier = r->alias, .type = vals[i]->type, .nullable = vals[i]->nullable};
+    }
+    return df__bind_project_node(b, in, ex, cols, nl + n);
+}
+
+/* The names of in's columns [from, from + n). */
+static const char **col_names(binder *b, const df_lnode *in, int32_t from, int32_t n) {
+    const char **v = df__lplan_alloc(b->plan, (size_t)n * sizeof(char *) + 1);
+    if (!v) return df__bind_oom(b);
+    for (int32_t i = 0; i < n; i++) v[i] = in->cols[from + i].name;
+    return v;
+}
+
+/* Column refs to in's columns [from, from + n). */
+static df_expr **col_refs(binder *b, const df_lnode *in, int32_t from, int32_t n) {
+    df_expr **v = df__lplan_alloc(b->plan, (size_t)n * sizeof(df_expr *) + 1);
+    if (!v) return df__bind_oom(b);
+    for (int32_t i = 0; i < n; i++) {
+        v[i] = df__expr_column(b->plan, from + i, &in->cols[from + i], b->err);
+        if (!v[i]) return NULL;
+    }
+    return v;
+}
+
+/* Joins *node with inner by type t on conds (bound over *node ++ inner) and the ON condition bound over sc. */
+static df_errkind lateral_join(binder *b, df_join_type t, df_lnode **node, df_lnode *inner, df_expr **conds,
+                               int32_t nconds, const ast_expr *on, const bscope *on_scope) {
+    df_expr **all = df__lplan_alloc(b->plan, (size_t)(nconds + 1) * sizeof(df_expr *));
+    if (!all) return DF_OOM(b->err);
+    int32_t n = 0;
+    for (int32_t i = 0; i < nconds; i++) all[n++] = conds[i];
+    if (on) {
+        bctx ctx = {.scope = on_scope, .clause = "JOIN condition"};
+        all[n] = df__bind_condition(b, on, &ctx);
+        if (!all[n++]) return berr(b);
+    }
+    df_lnode *j = df__bind_join_node(b, t, *node, inner);
+    if (!j) return berr(b);
+    if (n) {
+        df_expr *cond = n == 1 ? all[0] : df__expr_new(b->plan, DF_EX_AND, df_type_bool(), true, n, all, b->err);
+        if (!cond) return berr(b);
+        DF_TRY(df__bind_join_condition(b, cond, (*node)->ncols, inner->ncols, j));
+    }
+    *node = j;
+    return DF_OK;
+}
+
+/* Hidden flags: the first nl from h, then n visible columns. */
+static bool *lateral_hidden(binder *b, const bool *h, int32_t nl, int32_t n) {
+    bool *nh = df__lplan_alloc(b->plan, (size_t)(nl + n) + 1);
+    if (!nh) return df__bind_oom(b);
+    for (int32_t i = 0; i < nl + n; i++) nh[i] = i < nl && h && h[i];
+    return nh;
+}
+
+/* SELECT items of a non-aggregating correlated q, bound over its FROM (`*` expanded). */
+static df_errkind lateral_items(binder *b, const ast_select *s, const bscope *is, df_expr ***out,
+                                const char ***names_out, int32_t *nout) {
+    int32_t cap = 0;
+    for (int32_t i = 0; i < s->nitems; i++) cap += s->items[i].expr->kind == AE_STAR ? is->ncols : 1;
+    df_expr **v = df__lplan_alloc(b->plan, (size_t)cap * sizeof(df_expr *) + 1);
+    const char **names = df__lplan_alloc(b->plan, (size_t)cap * sizeof(char *) + 1);
+    if (!v || !names) return DF_OOM(b->err);
+    int32_t n = 0;
+    bctx ctx = {.scope = is, .clause = "SELECT"};
+    for (int32_t i = 0; i < s->nitems; i++) {
+        const ast_select_item *it = &s->items[i];
+        if (it->expr->kind == AE_STAR) {
+            const char *qual = it->expr->name.n ? it->expr->name.parts[it->expr->name.n - 1] : NULL;
+            int32_t before = n;
+            for (int32_t c = 0; c < is->ncols; c++) {
+                const char *q = is->cols[c].qualifier;
+                if (qual ? !q || (strcmp(q, qual) != 0 && df_ascii_casecmp(q, qual) != 0)
+                         : is->hidden && is->hidden[c])
+                    continue;
+                names[n] = is->cols[c].name;
+                v[n] = df__expr_column(b->plan, c, &is->cols[c], b->err);
+                if (!v[n++]) return berr(b);
+            }
+            if (qual && n == before)
+                return df__bind_error(b, DF_ERR_SQL_UNKNOWN_TABLE, it->expr->pos, "table `%s` is not in FROM", qual);
+            continue;
+        }
+        df_expr *x = df__bind_expr(b, it->expr, &ctx);
+        if (!x) return berr(b);
+        names[n] = it->alias ? it->alias : x->kind == DF_EX_COLUMN ? x->name : df__bind_display(b, x);
+        if (!names[n]) return berr(b);
+        v[n++] = x;
+    }
+    *out = v;
+    *names_out = names;
+    *nout = n;
+    return DF_OK;
+}
+
+df_errkind df__bind_lateral(binder *b, df_join_type t, const ast_tableref *r, const ast_expr *on, df_lnode **node,
+                            bool **hidden) {
+    if (t != DF_JOIN_INNER && t != DF_JOIN_LEFT)
+        return df__bind_error(b, DF_ERR_SQL_UNSUPPORTED, r->pos, "only inner and left joins can be LATERAL");
+    if (on && on->kind == AE_BOOL && on->bval) on = NULL;
+    if (on && df__ast_has_subquery(on))
+        return df__bind_error(b, DF_ERR_SQL_UNSUPPORTED, on->pos, "subqueries in the ON condition of a LATERAL join are not supported");
+    const ast_select *s = plain_select(r->query, false);
+    int32_t nl = (*node)->ncols;
+    bscope outer = {.ncols = nl, .cols = (*node)->cols, .hidden = *hidden};
+    corr_split cs = {0};
+    if (s) DF_TRY(split_correlated(b, s, &outer, false, &cs));
+    if (!s || cs.ncorr == 0) {
+        /* Not correlated: an ordinary join. */
+        if (s) {
+            b->pre_sel = s;
+            b->pre_node = cs.inner;
+            b->pre_hidden = cs.inner_hidden;
+        }
+        df_lnode *inner = bind_whole(b, r->query, 0, r->pos);
+        b->pre_sel = NULL;
+        if (!inner) return berr(b);
+        DF_TRY(lateral_names(b, r, inner->ncols));
+        df_expr **v = col_refs(b, inner, 0, inner->ncols);
+        if (!v) return berr(b);
+        inner = lateral_project(b, r, inner, 0, v, col_names(b, inner, 0, inner->ncols), inner->ncols);
+        bscope sc;
+        if (!inner || combined_scope(b, *node, *hidden, inner, NULL, &sc)) return berr(b);
+        sc.prefer_from = 0;
+        DF_TRY(lateral_join(b, t, node, inner, NULL, 0, on, &sc));
+        *hidden = lateral_hidden(b, *hidden, nl, inner->ncols);
+        return *hidden ? DF_OK : berr(b);
+    }
+    for (int32_t i = 0; i < s->nitems; i++)
+        if (df__ast_has_window(s->items[i].expr))
+            return df__bind_error(b, DF_ERR_SQL_UNSUPPORTED, s->items[i].expr->pos,
+                                  "window functions in a correlated LATERAL subquery are not supported");
+    if (!select_aggregates(s)) {
+        if (s->distinct || s->ndistinct_on)
+            return df__bind_error(b, DF_ERR_SQL_UNSUPPORTED, s->pos,
+                                  "DISTINCT in a correlated LATERAL subquery is not supported");
+        df_lnode *in = cs.inner;
+        bool *ih = cs.inner_hidden;
+        DF_TRY(apply_conjuncts(b, cs.rest, cs.nrest, &in, &ih));
+        ast_expr **ie = df__lplan_alloc(b->plan, (size_t)s->nitems * sizeof(ast_expr *) + 1);
+        if (!ie) return DF_OOM(b->err);
+        for (int32_t i = 0; i < s->nitems; i++) ie[i] = s->items[i].expr;
+        DF_TRY(df__bind_scalar_subqueries(b, ie, s->nitems, &in, &ih));
+        bscope is = {.ncols = in->ncols, .cols = in->cols, .hidden = ih};
+        df_expr **items = NULL;
+        const char **names = NULL;
+        int32_t ni = 0;
+        DF_TRY(lateral_items(b, s, &is, &items, &names, &ni));
+        DF_TRY(lateral_names(b, r, ni));
+        /* q' = items ++ q's FROM columns */
+        int32_t nf = in->ncols;
+        df_expr **fc = col_refs(b, in, 0, nf);
+        if (!fc) return berr(b);
+        df_expr **ex = df__lplan_alloc(b->plan, (size_t)(ni + nf) * sizeof(df_expr *) + 1);
+        df_lcol *cols = df__lplan_alloc(b->plan, (size_t)(ni + nf) * sizeof(df_lcol) + 1);
+        bool *qh = df__lplan_alloc(b->plan, (size_t)(ni + nf) + 1);
+        if (!ex || !cols || !qh) return DF_OOM(b->err);
+        for (int32_t i = 0; i < ni; i++) {
+            ex[i] = items[i];
+            cols[i] = (df_lcol){.name = i < r->ncol_aliases ? r->col_aliases[i] : names[i],
+                                .qualifier = r->alias, .type = items[i]->type, .nullable = items[i]->nullable};
+            qh[i] = false;
+        }
+        for (int32_t i = 0; i < nf; i++) {
+            ex[ni + i] = fc[i];
+            cols[ni + i] = in->cols[i];
+            qh[ni + i] = ih && ih[i];
+        }
+        df_lnode *q2 = df__bind_project_node(b, in, ex, cols, ni + nf);
+        if (!q2) return berr(b);
+        /* The correlated conjuncts see l ++ q's FROM columns, ON sees l ++ items. */
+        df_lnode *j = df__bind_join_node(b, t, *node, q2);
+        if (!j) return berr(b);
+        bool *jh = df__lplan_alloc(b->plan, (size_t)(nl + ni + nf) + 1);
+        if (!jh) return DF_OOM(b->err);
+        for (int32_t i = 0; i < nl; i++) jh[i] = *hidden && (*hidden)[i];
+        for (int32_t i = 0; i < ni + nf; i++) jh[nl + i] = qh[i];
+        bscope corr_sc, on_sc;
+        DF_TRY(part_scope(b, j->cols, j->ncols, jh, nl, nl + ni, nl, &corr_sc));
+        DF_TRY(part_scope(b, j->cols, j->ncols, jh, nl + ni, nl + ni + nf, 0, &on_sc));
+        df_expr **conds = df__lplan_alloc(b->plan, (size_t)cs.ncorr * sizeof(df_expr *));
+        if (!conds) return DF_OOM(b->err);
+        bctx ctx = {.scope = &corr_sc, .clause = "subquery condition"};
+        for (int32_t i = 0; i < cs.ncorr; i++) {
+            conds[i] = df__bind_condition(b, cs.corr[i], &ctx);
+            if (!conds[i]) return berr(b);
+        }
+        DF_TRY(lateral_join(b, t, node, q2, conds, cs.ncorr, on, &on_sc));
+        df_expr **v = col_refs(b, *node, nl, ni);
+        df_lnode *p = v ? lateral_project(b, r, *node, nl, v, col_names(b, *node, nl, ni), ni) : NULL;
+        if (!p) return berr(b);
+        *node = p;
+        *hidden = lateral_hidden(b, *hidden, nl, ni);
+        return *hidden ? DF_OK : berr(b);
+    }
+    /* Aggregating q: grouped on the correlation keys. */
+    bool scalar = !(s->ngroup || s->group_all);
+    if (scalar && s->having)
+        return df__bind_error(b, DF_ERR_SQL_UNSUPPORTED, s->having->pos,
+                              "HAVING in a correlated LATERAL subquery without GROUP BY is not supported");
+    ast_expr **ikeys = NULL, **okeys = NULL;
+    DF_TRY(corr_keys(b, &cs, &outer, &ikeys, &okeys, "an aggregating LATERAL subquery"));
+    int32_t m = cs.ncorr, ni = s->nitems;
+    ast_select *g = df__lplan_alloc(b->plan, sizeof *g);
+    ast_select_item *gi = df__lplan_alloc(b->plan, (size_t)(ni + m + 1) * sizeof *gi);
+    ast_expr **gk = df__lplan_alloc(b->plan, (size_t)(s->ngroup + m) * sizeof(ast_expr *) + 1);
+    ast_expr *tru = ast_bool(b, true, r->pos);
+    if (!g || !gi || !gk || !tru) return DF_OOM(b->err);
+    *g = *s;
+    for (int32_t i = 0; i < ni; i++) gi[i] = s->items[i];
+    for (int32_t i = 0; i < m; i++) gi[ni + i] = (ast_select_item){.expr = ikeys[i]};
+    gi[ni + m] = (ast_select_item){.expr = tru};
+    g->items = gi;
+    g->nitems = ni + m + (scalar ? 1 : 0);
+    g->where = ast_and(b, cs.rest, cs.nrest);
+    if (cs.nrest && !g->where) return berr(b);
+    if (!s->group_all) {
+        for (int32_t i = 0; i < s->ngroup; i++) gk[i] = s->group[i];
+        for (int32_t i = 0; i < m; i++) gk[s->ngroup + i] = ikeys[i];
+        g->group = gk;
+        g->ngroup = s->ngroup + m;
+    }
+    df_lnode *gp = select_over(b, g, cs.inner, cs.inner_hidden);
+    if (!gp) return berr(b);
+    DF_TRY(lateral_names(b, r, ni));
+    /* okeys = ikeys */
+    df_expr **eqs = df__lplan_alloc(b->plan, (size_t)m * sizeof(df_expr *));
+    if (!eqs) return DF_OOM(b->err);
+    bctx octx = {.scope = &outer, .clause = "subquery condition"};
+    for (int32_t i = 0; i < m; i++) {
+        df_expr *o = df__bind_expr(b, okeys[i], &octx);
+        df_expr *k = o ? df__expr_column(b->plan, nl + ni + i, &gp->cols[ni + i], b->err) : NULL;
+        eqs[i] = k ? equality(b, o, k, cs.corr[i]->pos) : NULL;
+        if (!eqs[i]) return berr(b);
+    }
+    df_lnode *gq = lateral_project(b, r, gp, 0, col_refs(b, gp, 0, gp->ncols), col_names(b, gp, 0, gp->ncols), gp->ncols);
+    if (!gq) return berr(b);
+    for (int32_t i = ni; i < gq->ncols; i++) gq->cols[i] = unnamed(&gp->cols[i]);
+    if (!scalar) {
+        df_lnode *j = df__bind_join_node(b, t, *node, gq);
+        if (!j) return berr(b);
+        bscope on_sc;
+        DF_TRY(part_scope(b, j->cols, j->ncols, NULL, nl + ni, j->ncols, 0, &on_sc));
+        DF_TRY(lateral_join(b, t, node, gq, eqs, m, on, &on_sc));
+        df_expr **v = col_refs(b, *node, nl, ni);
+        df_lnode *p = v ? lateral_project(b, r, *node, nl, v, col_names(b, *node, nl, ni), ni) : NULL;
+        if (!p) return berr(b);
+        *node = p;
+        *hidden = lateral_hidden(b, *hidden, nl, ni);
+        return *hidden ? DF_OK : berr(b);
+    }
+    /* One row per l row: the group's values, or those over no rows (SELECT items .. WHERE FALSE). */
+    df_lnode *j = df__bind_join_node(b, DF_JOIN_LEFT, *node, gq);
+    if (!j) return berr(b);
+    j->u.join.single_row = true;
+    DF_TRY(df__bind_join_condition(b, m == 1 ? eqs[0] : df__expr_new(b->plan, DF_EX_AND, df_type_bool(), true, m, eqs, b->err),
+                                   nl, gq->ncols, j));
+    ast_select *z = df__lplan_alloc(b->plan, sizeof *z);
+    ast_expr *fls = ast_bool(b, false, r->pos);
+    if (!z || !fls) return DF_OOM(b->err);
+    *z = *s;
+    z->where = fls;
+    df_lnode *zp = select_over(b, z, cs.inner, cs.inner_hidden);
+    if (!zp) return berr(b);
+    df_lnode *jz = df__bind_join_node(b, DF_JOIN_LEFT, j, zp);
+    if (!jz) return berr(b);
+    jz->u.join.single_row = true;
+    int32_t nj = j->ncols;
+    df_expr **v = df__lplan_alloc(b->plan, (size_t)ni * sizeof(df_expr *) + 1);
+    if (!v) return DF_OOM(b->err);
+    df_expr *mk = df__expr_column(b->plan, nl + ni + m, &jz->cols[nl + ni + m], b->err);
+    df_expr *matched = mk ? df__expr_func(b->plan, DF_FN_IS_NOT_NULL, df_type_bool(), false, 1, &mk, b->err) : NULL;
+    if (!matched) return berr(b);
+    for (int32_t i = 0; i < ni; i++) {
+        df_expr *args[3] = {matched, df__expr_column(b->plan, nl + i, &jz->cols[nl + i], b->err),
+                            df__expr_column(b->plan, nj + i, &jz->cols[nj + i], b->err)};
+        if (!args[1] || !args[2]) return berr(b);
+        v[i] = df__expr_new(b->plan, DF_EX_CASE, args[1]->type, args[1]->nullable || args[2]->nullable, 3, args,
+                            b->err);
+        if (!v[i]) return berr(b);
+        v[i]->has_else = true;
+    }
+    df_lnode *p = lateral_project(b, r, jz, nl, v, col_names(b, jz, nl, ni), ni);
+    if (!p) return berr(b);
+    bool *ph = lateral_hidden(b, *hidden, nl, ni);
+    if (!ph) return berr(b);
+    if (on) {
+        bscope sc = {.ncols = p->ncols, .cols = p->cols, .hidden = ph};
+        bctx ctx = {.scope = &sc, .clause = "JOIN condition"};
+        df_expr *c = df__bind_condition(b, on, &ctx);
+        if (!c) return berr(b);
+        if (t == DF_JOIN_INNER) {
+            p = filter_node(b, p, c);
+        } else {
+            /* LEFT: rows failing the condition keep l's columns, the lateral ones become NULL. */
+            df_expr **w = df__lplan_alloc(b->plan, (size_t)ni * sizeof(df_expr *) + 1);
+            if (!w) return DF_OOM(b->err);
+            for (int32_t i = 0; i < ni; i++) {
+                df_expr *args[2] = {c, df__expr_column(b->plan, nl + i, &p->cols[nl + i], b->err)};
+                if (!args[1]) return berr(b);
+                w[i] = df__expr_new(b->plan, DF_EX_CASE, args[1]->type, true, 2, args, b->err);
+                if (!w[i]) return berr(b);
+            }
+            p = lateral_project(b, r, p, nl, w, col_names(b, p, nl, ni), ni);
+        }
+        if (!p) return berr(b);
+    }
+    *node = p;
+    *hidden = ph;
     return DF_OK;
 }

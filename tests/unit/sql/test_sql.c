@@ -339,3 +339,38 @@ DF_TEST(lexer_refuses_nul_bytes_with_their_offset) {
         df_arena_destroy(&a);
     }
 }
+
+/* The EXPLAIN text of sql over catalog cat, in *b (caller frees). */
+static void explain_into(df_catalog *cat, const char *sql, df_buf *b) {
+    df_query *q = NULL;
+    df_error err = {0};
+    DF_ASSERT_OK(df_query_plan(cat, sql, &q, &err), &err);
+    df_buf_init(b, 0);
+    DF_ASSERT_OK(df_query_explain(q, b, &err), &err);
+    df_query_free(q);
+}
+
+DF_TEST(subqueries_decorrelate_into_joins) {
+    df_catalog *cat = catalog_with_t();
+    df_buf b;
+    /* A correlated EXISTS is a semi join on the correlation keys, not a nested loop. */
+    explain_into(cat, "SELECT a FROM t x WHERE EXISTS (SELECT 1 FROM t y WHERE y.b = x.b AND y.c > 1)", &b);
+    DF_ASSERT(strstr(b.data, "LeftSemi Join: (x.b = y.b)") != NULL);
+    DF_ASSERT(strstr(b.data, "NestedLoopJoinExec") == NULL);
+    df_buf_free(&b);
+    /* A correlated LATERAL with an aggregate: grouped on the key and left-joined on it. */
+    explain_into(cat, "SELECT x.a, s.n FROM t x, LATERAL (SELECT count(*) AS n FROM t y WHERE y.a = x.a) s", &b);
+    DF_ASSERT(strstr(b.data, "Left Join:") != NULL);
+    DF_ASSERT(strstr(b.data, "Aggregate") != NULL);
+    df_buf_free(&b);
+    /* ANY / ALL read aggregates of the subquery. */
+    explain_into(cat, "SELECT a FROM t WHERE a > ALL (SELECT a FROM t WHERE c > 1)", &b);
+    DF_ASSERT(strstr(b.data, "max(") != NULL || strstr(b.data, "__scalar_subquery_1_max") != NULL);
+    df_buf_free(&b);
+    explain_into(cat, "SELECT * FROM VALUES (1, 'x'), (2, 'y') AS v(n, s)", &b);
+    df_buf_free(&b);
+    EXPECT_TYPES(cat, "SELECT * FROM t x FULL JOIN LATERAL (SELECT 1 AS o) s ON true", "ERROR sql_unsupported@28");
+    EXPECT_TYPES(cat, "SELECT * FROM t x, LATERAL (SELECT x.a AS o) s", "ERROR sql_unknown_column@35");
+    EXPECT_TYPES(cat, "SELECT a FROM t WHERE a > ANY (SELECT a, b FROM t)", "ERROR sql_type@22");
+    df_catalog_free(cat);
+}
