@@ -497,6 +497,63 @@ static bool scope_has_column(const bscope *sc, const char *name) {
     return false;
 }
 
+/*
+ * HAVING / QUALIFY may name select-list aliases (as DataFusion: only aliases
+ * that are not also columns of the FROM scope).  Returns e with such column
+ * references replaced by the aliased expression (the same node, so window
+ * calls bound from the select list are found again); unchanged subtrees are
+ * shared.  Nested queries are not entered.  NULL on OOM.
+ */
+static ast_expr *subst_aliases(binder *b, ast_expr *e, const ast_select *s, const bscope *sc, bool *oom) {
+    if (!e || *oom) return e;
+    if (e->kind == AE_COLUMN && e->name.n == 1 && !scope_has_column(sc, e->name.parts[0])) {
+        const ast_select_item *it = item_by_alias(s, e);
+        if (it && it->expr->kind != AE_STAR) return it->expr;
+        return e;
+    }
+    ast_expr *ops[4] = {e->a, e->b, e->c, e->d};
+    ast_expr *nops[4];
+    bool changed = false;
+    for (int k = 0; k < 4; k++) changed |= (nops[k] = subst_aliases(b, ops[k], s, sc, oom)) != ops[k];
+    ast_expr *nf = subst_aliases(b, e->filter, s, sc, oom);
+    changed |= nf != e->filter;
+    ast_expr **nl = e->list, **nl2 = e->list2;
+    for (int32_t i = 0; i < e->nlist; i++) {
+        ast_expr *x = e->list ? subst_aliases(b, e->list[i], s, sc, oom) : NULL;
+        ast_expr *y = e->list2 ? subst_aliases(b, e->list2[i], s, sc, oom) : NULL;
+        if (*oom) return e;
+        if (e->list && x != e->list[i]) {
+            if (nl == e->list) {
+                if (!(nl = df__lplan_alloc(b->plan, (size_t)e->nlist * sizeof *nl))) goto oom;
+                df__memcpy(nl, e->list, (size_t)e->nlist * sizeof *nl);
+            }
+            nl[i] = x;
+            changed = true;
+        }
+        if (e->list2 && y != e->list2[i]) {
+            if (nl2 == e->list2) {
+                if (!(nl2 = df__lplan_alloc(b->plan, (size_t)e->nlist * sizeof *nl2))) goto oom;
+                df__memcpy(nl2, e->list2, (size_t)e->nlist * sizeof *nl2);
+            }
+            nl2[i] = y;
+            changed = true;
+        }
+    }
+    if (!changed || *oom) return e;
+    ast_expr *c = df__lplan_alloc(b->plan, sizeof *c);
+    if (!c) goto oom;
+    *c = *e;
+    c->a = nops[0], c->b = nops[1], c->c = nops[2], c->d = nops[3];
+    c->filter = nf;
+    c->list = nl;
+    c->list2 = nl2;
+    return c;
+oom:
+    *oom = true;
+    df__bind_oom(b);
+    return e;
+}
+
 /* Binds the GROUP BY keys (positions, aliases, expressions) over the FROM scope. */
 static df_errkind bind_group_keys(binder *b, const ast_select *s, const bscope *scope, bagg *ag) {
     int32_t cap = s->group_all ? s->nitems : s->ngroup;
@@ -724,6 +781,11 @@ static df_lnode *bind_select(binder *b, const ast_select *s, const ast_order *or
     if (bind_from(b, s, &from)) return NULL;
     df_lnode *node = from.node;
     bool *hidden = from.hidden;
+    bool oom = false;
+    bscope from_scope = {.ncols = node->ncols, .cols = node->cols, .hidden = hidden};
+    ast_expr *having = subst_aliases(b, s->having, s, &from_scope, &oom);
+    ast_expr *qualify = subst_aliases(b, s->qualify, s, &from_scope, &oom);
+    if (oom) return NULL;
     if (s->where) {
         if (df__ast_has_aggregate(s->where)) {
             df__bind_error(b, DF_ERR_SQL_TYPE, s->where->pos, "aggregate functions are not allowed in WHERE");
@@ -731,7 +793,7 @@ static df_lnode *bind_select(binder *b, const ast_select *s, const ast_order *or
         }
         if (df__bind_where(b, s->where, &node, &hidden)) return NULL;
     }
-    bool has_agg = s->having != NULL;
+    bool has_agg = having != NULL;
     for (int32_t i = 0; i < s->nitems && !has_agg; i++) has_agg = df__ast_has_aggregate(s->items[i].expr);
     for (int32_t i = 0; i < norder && !has_agg; i++) has_agg = df__ast_has_aggregate(order[i].expr);
     bool grouping = has_agg || s->ngroup > 0 || s->group_all;
@@ -739,7 +801,7 @@ static df_lnode *bind_select(binder *b, const ast_select *s, const ast_order *or
     ast_expr **item_exprs = df__lplan_alloc(b->plan, (size_t)(s->nitems + 1 + norder) * sizeof(ast_expr *));
     if (!item_exprs) return df__bind_oom(b);
     for (int32_t i = 0; i < s->nitems; i++) item_exprs[i] = s->items[i].expr;
-    item_exprs[s->nitems] = s->having;
+    item_exprs[s->nitems] = having;
     for (int32_t i = 0; i < norder; i++) item_exprs[s->nitems + 1 + i] = order[i].expr;
     int32_t nwalk = s->nitems + 1 + norder;
     if (!grouping && df__bind_scalar_subqueries(b, item_exprs, nwalk, &node, &hidden)) return NULL;
@@ -771,7 +833,7 @@ static df_lnode *bind_select(binder *b, const ast_select *s, const ast_order *or
         bctx cctx = {.scope = &scope, .agg = &ag, .allow_agg = true};
         for (int32_t i = 0; i < s->nitems; i++)
             if (collect_aggs(b, s->items[i].expr, &cctx)) return NULL;
-        if (collect_aggs(b, s->having, &cctx)) return NULL;
+        if (collect_aggs(b, having, &cctx)) return NULL;
         for (int32_t i = 0; i < norder; i++) {
             if (item_by_alias(s, order[i].expr)) continue;
             if (collect_aggs(b, order[i].expr, &cctx)) return NULL;
@@ -792,10 +854,10 @@ static df_lnode *bind_select(binder *b, const ast_select *s, const ast_order *or
         if (df__bind_scalar_subqueries(b, item_exprs, nwalk, &node, &agg_hidden)) return NULL;
         agg_scope = (bscope){.ncols = node->ncols, .cols = node->cols, .hidden = agg_hidden};
         ctx = (bctx){.scope = &agg_scope, .agg = &ag, .allow_agg = true, .clause = "SELECT"};
-        if (s->having) {
+        if (having) {
             bctx h = ctx;
             h.clause = "HAVING";
-            df_expr *pred = df__bind_condition(b, s->having, &h);
+            df_expr *pred = df__bind_condition(b, having, &h);
             if (!pred) return NULL;
             df_lnode *f = new_node(b, DF_LN_FILTER, 1, &node, node->ncols);
             if (!f) return NULL;
@@ -805,15 +867,22 @@ static df_lnode *bind_select(binder *b, const ast_select *s, const ast_order *or
         }
     }
     /* Window functions (after aggregation and HAVING), then QUALIFY over them. */
-    item_exprs[s->nitems] = s->qualify;
+    item_exprs[s->nitems] = qualify;
     bool *wh = grouping ? agg_hidden : hidden;
     if (df__bind_windows(b, item_exprs, nwalk, &ctx, &node, &wh)) return NULL;
     if (grouping) agg_scope = (bscope){.ncols = node->ncols, .cols = node->cols, .hidden = wh};
     else scope = (bscope){.ncols = node->ncols, .cols = node->cols, .hidden = wh};
-    if (s->qualify) {
+    if (qualify) {
+        bool any = df__ast_has_window(qualify);
+        for (int32_t i = 0; i < s->nitems && !any; i++) any = df__ast_has_window(s->items[i].expr);
+        if (!any) {
+            df__bind_error(b, DF_ERR_SQL_TYPE, qualify->pos,
+                           "QUALIFY clause requires window functions in the SELECT list or QUALIFY clause");
+            return NULL;
+        }
         bctx q = ctx;
         q.clause = "QUALIFY";
-        df_expr *pred = df__bind_condition(b, s->qualify, &q);
+        df_expr *pred = df__bind_condition(b, qualify, &q);
         if (!pred) return NULL;
         df_lnode *f = new_node(b, DF_LN_FILTER, 1, &node, node->ncols);
         if (!f) return NULL;
@@ -826,8 +895,22 @@ static df_lnode *bind_select(binder *b, const ast_select *s, const ast_order *or
         const ast_select_item *it = &s->items[i];
         if (it->expr->kind == AE_STAR) {
             if (grouping) {
-                df__bind_error(b, DF_ERR_SQL_TYPE, it->expr->pos, "`*` cannot be used with GROUP BY or aggregates");
-                return NULL;
+                /* `*` under GROUP BY: each input column it names must be a group key. */
+                proj_list in = {0};
+                if (expand_star(b, it->expr, &scope, &in)) return NULL;
+                for (int32_t k = 0; k < in.n; k++) {
+                    int32_t g = 0;
+                    while (g < ag.ngroup && !df__expr_equal(ag.group[g], in.exprs[k])) g++;
+                    if (g == ag.ngroup) {
+                        df__bind_error(b, DF_ERR_SQL_TYPE, it->expr->pos,
+                                       "column `%s` must appear in the GROUP BY clause or be used in an aggregate function",
+                                       in.cols[k].name);
+                        return NULL;
+                    }
+                    df_expr *c = df__expr_column(b->plan, g, &node->cols[g], b->err);
+                    if (!c || proj_push(b, &p, c, in.cols[k].name, in.cols[k].qualifier)) return NULL;
+                }
+                continue;
             }
             if (expand_star(b, it->expr, &scope, &p)) return NULL;
             continue;
