@@ -772,11 +772,48 @@ static df_lnode *make_sort(binder *b, df_lnode *in, df_sort_key *keys, int32_t n
     return s;
 }
 
-static df_lnode *bind_select(binder *b, const ast_select *s, const ast_order *order, int32_t norder) {
-    if (s->ndistinct_on) {
-        df__bind_error(b, DF_ERR_SQL_UNSUPPORTED, s->pos, "DISTINCT ON is not supported");
-        return NULL;
+/*
+ * DISTINCT ON: of the rows of `in` (the projection, ON keys and ORDER BY keys
+ * among its columns), keeps the first of each ON group in ORDER BY order —
+ * row_number() over (PARTITION BY on ORDER BY keys) = 1 — then sorts.
+ */
+static df_lnode *distinct_on(binder *b, df_lnode *in, const df_sort_key *on, int32_t non, df_sort_key *keys,
+                             int32_t nkeys) {
+    df_window *w = df__lplan_alloc(b->plan, sizeof *w);
+    df_expr **part = df__lplan_alloc(b->plan, (size_t)non * sizeof *part);
+    df_sort_key *ord = df__lplan_alloc(b->plan, (size_t)(nkeys ? nkeys : 1) * sizeof *ord);
+    if (!w || !part || !ord) return df__bind_oom(b);
+    for (int32_t i = 0; i < non; i++) {
+        int32_t c = (int32_t)(intptr_t)on[i].expr;
+        if (!(part[i] = df__expr_column(b->plan, c, &in->cols[c], b->err))) return NULL;
     }
+    for (int32_t i = 0; i < nkeys; i++) {
+        int32_t c = (int32_t)(intptr_t)keys[i].expr;
+        ord[i] = keys[i];
+        if (!(ord[i].expr = df__expr_column(b->plan, c, &in->cols[c], b->err))) return NULL;
+    }
+    *w = (df_window){.fn = DF_WIN_ROW_NUMBER, .npart = non, .part = part, .norder = nkeys, .order = ord,
+                     .units = DF_FRAME_ROWS, .start = {.kind = DF_BOUND_UNBOUNDED_PRECEDING},
+                     .end = {.kind = DF_BOUND_CURRENT}, .type = df_type_uint64(), .name = "__distinct_on_row"};
+    int32_t n = in->ncols;
+    df_lnode *wn = new_node(b, DF_LN_WINDOW, 1, &in, n + 1);
+    if (!wn) return NULL;
+    df__memcpy(wn->cols, in->cols, (size_t)n * sizeof(df_lcol));
+    wn->cols[n] = (df_lcol){.name = w->name, .type = w->type};
+    wn->u.window.nwin = 1;
+    wn->u.window.wins = w;
+    df_scalar one = {.type = df_type_uint64(), .v.u64 = 1};
+    df_expr *args[2] = {df__expr_column(b->plan, n, &wn->cols[n], b->err), df__expr_literal(b->plan, &one, b->err)};
+    if (!args[0] || !args[1]) return NULL;
+    df_expr *pred = df__expr_func(b->plan, DF_FN_EQ, df_type_bool(), false, 2, args, b->err);
+    df_lnode *f = pred ? new_node(b, DF_LN_FILTER, 1, &wn, n + 1) : NULL;
+    if (!f) return NULL;
+    df__memcpy(f->cols, wn->cols, (size_t)(n + 1) * sizeof(df_lcol));
+    f->u.filter.pred = pred;
+    return nkeys ? make_sort(b, f, keys, nkeys) : f;
+}
+
+static df_lnode *bind_select(binder *b, const ast_select *s, const ast_order *order, int32_t norder) {
     bfrom from;
     if (bind_from(b, s, &from)) return NULL;
     df_lnode *node = from.node;
@@ -929,13 +966,34 @@ static df_lnode *bind_select(binder *b, const ast_select *s, const ast_order *or
         bctx octx = ctx;
         octx.clause = "ORDER BY";
         for (int32_t i = 0; i < norder; i++)
-            if (bind_order_key(b, s, &order[i], &octx, &p, nvisible, s->distinct, &keys[i])) return NULL;
+            if (bind_order_key(b, s, &order[i], &octx, &p, nvisible, s->distinct && !s->ndistinct_on, &keys[i]))
+                return NULL;
+    }
+    df_sort_key *on = NULL;
+    if (s->ndistinct_on) {
+        on = df__lplan_alloc(b->plan, (size_t)s->ndistinct_on * sizeof *on);
+        if (!on) return df__bind_oom(b);
+        bctx octx = ctx;
+        octx.clause = "DISTINCT ON";
+        for (int32_t i = 0; i < s->ndistinct_on; i++) {
+            ast_order o = {.expr = s->distinct_on[i]};
+            if (bind_order_key(b, s, &o, &octx, &p, nvisible, false, &on[i])) return NULL;
+            if (norder && (i >= norder || on[i].expr != keys[i].expr)) {
+                df__bind_error(b, DF_ERR_SQL_TYPE, s->distinct_on[i]->pos,
+                               "SELECT DISTINCT ON expressions must match initial ORDER BY expressions");
+                return NULL;
+            }
+        }
     }
     node = make_project(b, node, &p, p.n);
     if (!node) return NULL;
-    if (s->distinct && !(node = make_distinct(b, node))) return NULL;
-    if (norder && !(node = make_sort(b, node, keys, norder))) return NULL;
-    if (p.n > nvisible) {
+    if (s->ndistinct_on) {
+        if (!(node = distinct_on(b, node, on, s->ndistinct_on, keys, norder))) return NULL;
+    } else {
+        if (s->distinct && !(node = make_distinct(b, node))) return NULL;
+        if (norder && !(node = make_sort(b, node, keys, norder))) return NULL;
+    }
+    if (node->ncols > nvisible) {
         proj_list q = {0};
         for (int32_t i = 0; i < nvisible; i++) {
             df_expr *c = df__expr_column(b->plan, i, &node->cols[i], b->err);
