@@ -177,17 +177,104 @@ static df_errkind bind_view_sql(binder *b, const df_catalog_ref *ref, int32_t po
     return k;
 }
 
+static df_lnode *cast_columns(binder *b, df_lnode *in, df_type *const *types, const df_lcol *names, int32_t pos);
+
+/*
+ * A CTE of WITH RECURSIVE whose body is `static UNION [ALL] recursive`: the
+ * static term is bound first, then the recursive term with references to
+ * the CTE reading a work table of the static term's columns.  *done is
+ * false when the recursive term never names the CTE (then it is an ordinary
+ * CTE).  b->ctes is the scope after the CTE itself.
+ */
+static df_errkind berr_of(binder *b) { return b->err && b->err->kind ? b->err->kind : DF_ERR_INTERNAL; }
+
+static df_errkind bind_recursive_cte(binder *b, bcte *f, df_lnode **out) {
+    const ast_query *q = f->cte->query;
+    const ast_setexpr *u = q->body;
+    *out = NULL;
+    df_lnode *st = bind_setexpr(b, u->left);
+    if (!st) return berr_of(b);
+    int32_t n = st->ncols;
+    if (f->cte->ncols > n) {
+        return df__bind_error(b, DF_ERR_SQL_TYPE, f->cte->pos,
+                              "source table contains %d columns but %d names given as column alias", n, f->cte->ncols);
+    }
+    df_lnode *wt = new_node(b, DF_LN_WORKTABLE, 0, NULL, n);
+    if (!wt) return berr_of(b);
+    for (int32_t i = 0; i < n; i++) {
+        wt->cols[i] = st->cols[i];
+        wt->cols[i].qualifier = NULL;
+        wt->cols[i].nullable = true; /* later iterations may produce NULLs */
+        if (i < f->cte->ncols) wt->cols[i].name = f->cte->cols[i];
+    }
+    wt->u.recursive.id = ++b->nrec;
+    f->worktable = wt;
+    f->worktable_refs = 0;
+    df_lnode *rt = bind_setexpr(b, u->right);
+    f->worktable = NULL;
+    if (!rt) return berr_of(b);
+    if (f->worktable_refs == 0) return DF_OK;
+    if (rt->ncols != n)
+        return df__bind_error(b, DF_ERR_SQL_TYPE, u->pos, "the terms of a recursive CTE have %d and %d columns", n,
+                              rt->ncols);
+    df_type **types = df__lplan_alloc(b->plan, (size_t)(n ? n : 1) * sizeof *types);
+    if (!types) return DF_OOM(b->err);
+    for (int32_t i = 0; i < n; i++) types[i] = wt->cols[i].type;
+    st = cast_columns(b, st, types, wt->cols, u->pos);
+    rt = st ? cast_columns(b, rt, types, wt->cols, u->pos) : NULL;
+    if (!rt) return berr_of(b);
+    df_lnode *ins[2] = {st, rt};
+    df_lnode *r = new_node(b, DF_LN_RECURSIVE, 2, ins, n);
+    if (!r) return berr_of(b);
+    for (int32_t i = 0; i < n; i++) {
+        r->cols[i] = wt->cols[i];
+        r->cols[i].nullable = st->cols[i].nullable || rt->cols[i].nullable;
+    }
+    r->u.recursive.id = wt->u.recursive.id;
+    r->u.recursive.distinct = !u->all;
+    *out = r;
+    return DF_OK;
+}
+
 static df_errkind bind_cte_ref(binder *b, bcte *f, const ast_tableref *r, bfrom *out) {
-    if (f->binding) return df__bind_error(b, DF_ERR_SQL_UNSUPPORTED, r->pos, "recursive CTEs are not supported");
+    if (f->binding && f->worktable) {
+        if (f->worktable_refs++)
+            return df__bind_error(b, DF_ERR_SQL_UNSUPPORTED, r->pos,
+                                  "multiple recursive references to the same CTE are not supported");
+        const char *qual = r->alias ? r->alias : f->cte->name;
+        df_lnode *n = rename_node(b, f->worktable, qual, 0, NULL, r->pos);
+        if (n && r->ncol_aliases) n = rename_node(b, n, qual, r->ncol_aliases, r->col_aliases, r->pos);
+        if (!n) return b->err ? b->err->kind : DF_ERR_INTERNAL;
+        out->node = n;
+        return DF_OK;
+    }
+    if (f->binding)
+        return df__bind_error(b, DF_ERR_SQL_UNSUPPORTED, r->pos,
+                              f->recursive ? "a recursive CTE may name itself only in the recursive term of a UNION"
+                                           : "a CTE cannot name itself outside WITH RECURSIVE");
     bcte *save = b->ctes;
     b->ctes = f->next;
     f->binding = true;
     bool entered = enter_nested(b, f->cte->query, r->pos);
-    df_lnode *n = entered ? df__bind_query(b, f->cte->query) : NULL;
+    df_lnode *n = NULL;
+    const ast_query *cq = f->cte->query;
+    df_errkind rk = DF_OK;
+    if (entered && f->recursive && cq->body->kind == AS_SETOP && cq->body->op == ASO_UNION && !cq->nctes &&
+        !cq->norder && !cq->limit && !cq->offset) {
+        /* The CTE is visible to its own recursive term. */
+        b->ctes = f;
+        rk = bind_recursive_cte(b, f, &n);
+        b->ctes = f->next;
+    }
+    if (entered && !rk && !n) n = df__bind_query(b, f->cte->query);
     if (entered) b->nest -= f->cte->query->height;
     f->binding = false;
     b->ctes = save;
     if (!n) return b->err ? b->err->kind : DF_ERR_INTERNAL;
+    if (f->cte->ncols && f->cte->ncols < n->ncols)
+        return df__bind_error(b, DF_ERR_SQL_TYPE, f->cte->pos,
+                              "source table contains %d columns but only %d names given as column alias", n->ncols,
+                              f->cte->ncols);
     const char *qual = r->alias ? r->alias : f->cte->name;
     n = rename_node(b, n, qual, f->cte->ncols, f->cte->cols, r->pos);
     if (n && r->ncol_aliases) n = rename_node(b, n, qual, r->ncol_aliases, r->col_aliases, r->pos);
@@ -1180,13 +1267,10 @@ static df_lnode *bind_outer_order(binder *b, df_lnode *node, const ast_query *q)
 df_lnode *df__bind_query(binder *b, const ast_query *q) {
     bcte *save = b->ctes;
     for (int32_t i = 0; i < q->nctes; i++) {
-        if (q->recursive) {
-            df__bind_error(b, DF_ERR_SQL_UNSUPPORTED, q->pos, "recursive CTEs are not supported");
-            return NULL;
-        }
         bcte *f = df__lplan_alloc(b->plan, sizeof *f);
         if (!f) return df__bind_oom(b);
         f->cte = &q->ctes[i];
+        f->recursive = q->recursive;
         f->next = b->ctes;
         b->ctes = f;
     }

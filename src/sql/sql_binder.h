@@ -61,6 +61,9 @@ typedef struct bcte {
     const ast_cte *cte;         /* its definition */
     struct bcte *next;          /* enclosing definitions */
     bool binding;               /* being bound (a reference now would be recursive) */
+    bool recursive;             /* defined in WITH RECURSIVE */
+    df_lnode *worktable;        /* while its recursive term is bound: the work table a reference reads */
+    int32_t worktable_refs;     /* references to it so far */
 } bcte;
 
 /* A window call bound into a Window node: its value is column `col`. */
@@ -87,6 +90,7 @@ typedef struct binder {
     int32_t nsubq;              /* counter for their column names */
     bwin *wins;                 /* window calls bound so far */
     int32_t nwin;               /* counter for their column names */
+    int32_t nrec;               /* recursive CTEs bound (work table ids) */
 } binder;
 
 /* Errors at a byte position of the current text. */
