@@ -642,7 +642,7 @@ oom:
 }
 
 /* Binds the GROUP BY keys (positions, aliases, expressions) over the FROM scope. */
-static df_errkind bind_group_keys(binder *b, const ast_select *s, const bscope *scope, bagg *ag) {
+static df_errkind bind_group_keys(binder *b, const ast_select *s, const bscope *scope, bagg *ag, int32_t *key_of) {
     int32_t cap = s->group_all ? s->nitems : s->ngroup;
     ag->group = df__lplan_alloc(b->plan, (size_t)(cap ? cap : 1) * sizeof(df_expr *));
     ag->group_cols = df__lplan_alloc(b->plan, (size_t)(cap ? cap : 1) * sizeof(df_lcol));
@@ -650,6 +650,7 @@ static df_errkind bind_group_keys(binder *b, const ast_select *s, const bscope *
     bctx pre = {.scope = scope, .clause = "GROUP BY"};
     for (int32_t i = 0; i < cap; i++) {
         const ast_expr *e;
+        if (key_of) key_of[i] = -1;
         if (s->group_all) {
             e = s->items[i].expr;
             if (e->kind == AE_STAR || df__ast_has_aggregate(e)) continue;
@@ -669,10 +670,11 @@ static df_errkind bind_group_keys(binder *b, const ast_select *s, const bscope *
             return df__bind_error(b, DF_ERR_SQL_TYPE, e->pos, "aggregate functions are not allowed in GROUP BY");
         df_expr *x = df__bind_expr(b, e, &pre);
         if (!x) return b->err->kind;
-        bool dup = false;
-        for (int32_t g = 0; g < ag->ngroup; g++)
-            if (df__expr_equal(ag->group[g], x)) dup = true;
-        if (dup) continue;
+        int32_t dup = -1;
+        for (int32_t g = 0; g < ag->ngroup && dup < 0; g++)
+            if (df__expr_equal(ag->group[g], x)) dup = g;
+        if (key_of) key_of[i] = dup >= 0 ? dup : ag->ngroup;
+        if (dup >= 0) continue;
         df_lcol *c = &ag->group_cols[ag->ngroup];
         if (x->kind == DF_EX_COLUMN) {
             *c = scope->cols[x->column];
@@ -860,6 +862,137 @@ static df_lnode *make_sort(binder *b, df_lnode *in, df_sort_key *keys, int32_t n
 }
 
 /*
+ * GROUPING SETS / ROLLUP / CUBE: the aggregate reads a UNION ALL with one
+ * branch per set: the input columns (aggregate arguments see real values),
+ * then each key's value or NULL when the set lacks it, then the set's mask
+ * (bit k set: key k absent), which is one more group key so that equal
+ * keys of different sets stay apart.  ag->group keeps the keys as bound
+ * over the input (SELECT expressions match them); *agg_group receives the
+ * aggregate's own keys over the union.
+ */
+static df_errkind bind_grouping_sets(binder *b, const ast_select *s, const int32_t *key_of, bagg *ag,
+                                     df_lnode **node, df_expr ***agg_group) {
+    df_lnode *in = *node;
+    int32_t ni = in->ncols, m = ag->ngroup;
+    if (m > 63) return df__bind_error(b, DF_ERR_SQL_TOO_COMPLEX, s->pos, "GROUPING SETS over more than 63 keys");
+    uint64_t *masks = df__lplan_alloc(b->plan, (size_t)s->nsets * sizeof *masks);
+    df_lnode **branches = df__lplan_alloc(b->plan, (size_t)s->nsets * sizeof *branches);
+    if (!masks || !branches) return DF_OOM(b->err);
+    uint64_t absent_any = 0;
+    for (int32_t k = 0; k < s->nsets; k++) {
+        uint64_t present = 0;
+        for (int32_t j = 0; j < s->set_len[k]; j++) {
+            int32_t g = key_of[s->sets[k][j]];
+            if (g >= 0) present |= UINT64_C(1) << g;
+        }
+        masks[k] = ~present & ((UINT64_C(1) << m) - 1);
+        absent_any |= masks[k];
+    }
+    for (int32_t k = 0; k < s->nsets; k++) {
+        proj_list p = {0};
+        for (int32_t i = 0; i < ni; i++) {
+            df_expr *c = df__expr_column(b->plan, i, &in->cols[i], b->err);
+            if (!c) return berr_of(b);
+            DF_TRY(proj_push(b, &p, c, in->cols[i].name, in->cols[i].qualifier));
+        }
+        for (int32_t g = 0; g < m; g++) {
+            df_expr *x = (masks[k] >> g) & 1 ? df__expr_null(b->plan, ag->group[g]->type, b->err) : ag->group[g];
+            if (!x) return berr_of(b);
+            DF_TRY(proj_push(b, &p, x, "__grouping_key", NULL));
+            p.cols[p.n - 1].nullable = true;
+        }
+        df_scalar v = {.type = df_type_uint64(), .v.u64 = masks[k]};
+        df_expr *id = df__expr_literal(b->plan, &v, b->err);
+        if (!id) return berr_of(b);
+        DF_TRY(proj_push(b, &p, id, "__grouping_id", NULL));
+        if (!(branches[k] = make_project(b, in, &p, p.n))) return berr_of(b);
+    }
+    df_lnode *u = branches[0];
+    if (s->nsets > 1) {
+        u = new_node(b, DF_LN_UNION, s->nsets, branches, ni + m + 1);
+        if (!u) return berr_of(b);
+        df__memcpy(u->cols, branches[0]->cols, (size_t)(ni + m + 1) * sizeof(df_lcol));
+    }
+    df_expr **group = df__lplan_alloc(b->plan, (size_t)(m + 1) * sizeof *group);
+    df_expr **keys = df__lplan_alloc(b->plan, (size_t)(m + 1) * sizeof *keys);
+    df_lcol *cols = df__lplan_alloc(b->plan, (size_t)(m + 1) * sizeof *cols);
+    if (!group || !keys || !cols) return DF_OOM(b->err);
+    for (int32_t g = 0; g <= m; g++) {
+        if (!(group[g] = df__expr_column(b->plan, ni + g, &u->cols[ni + g], b->err))) return berr_of(b);
+        keys[g] = g < m ? ag->group[g] : group[g];
+        cols[g] = g < m ? ag->group_cols[g] : u->cols[ni + m];
+        if (g < m && ((absent_any >> g) & 1)) cols[g].nullable = true;
+    }
+    ag->group = keys;
+    ag->group_cols = cols;
+    ag->nkeys = m;
+    ag->grouping_id = m;
+    ag->ngroup = m + 1;
+    ag->nsets = s->nsets;
+    ag->masks = masks;
+    *node = u;
+    *agg_group = group;
+    return DF_OK;
+}
+
+df_expr *df__bind_grouping_call(binder *b, const ast_expr *call, const bctx *ctx) {
+    bagg *ag = ctx->agg;
+    if (call->nlist == 0 || call->star_arg) {
+        df__bind_error(b, DF_ERR_SQL_TYPE, call->pos, "grouping() requires at least one argument (zero arguments given)");
+        return NULL;
+    }
+    if (call->nlist > 31) {
+        df__bind_error(b, DF_ERR_SQL_TYPE, call->pos, "grouping() takes at most 31 arguments");
+        return NULL;
+    }
+    int32_t nkeys = ag->nsets ? ag->nkeys : ag->ngroup;
+    int32_t *key = df__lplan_alloc(b->plan, (size_t)call->nlist * sizeof *key);
+    if (!key) return df__bind_oom(b);
+    bctx in = {.scope = ag->input, .clause = "grouping()"};
+    for (int32_t i = 0; i < call->nlist; i++) {
+        df_expr *x = df__bind_expr(b, call->list[i], &in);
+        if (!x) return NULL;
+        key[i] = -1;
+        for (int32_t g = 0; g < nkeys && key[i] < 0; g++)
+            if (df__expr_equal(ag->group[g], x)) key[i] = g;
+        if (key[i] < 0) {
+            char *d = df__bind_display(b, x);
+            df__bind_error(b, DF_ERR_SQL_TYPE, call->list[i]->pos, "argument `%s` of grouping() is not in grouping columns",
+                           d ? d : "?");
+            return NULL;
+        }
+    }
+    /* The value of each set: bit (n - 1 - i) set when argument i's key is absent. */
+    int32_t nsets = ag->nsets;
+    df_expr **args = df__lplan_alloc(b->plan, (size_t)(2 * nsets + 1) * sizeof *args);
+    if (!args) return df__bind_oom(b);
+    df_expr *id = NULL;
+    if (nsets) {
+        df_lcol col = ag->group_cols[ag->grouping_id];
+        if (!(id = df__expr_column(b->plan, ag->grouping_id, &col, b->err))) return NULL;
+    }
+    for (int32_t k = 0; k < nsets; k++) {
+        int32_t v = 0;
+        for (int32_t i = 0; i < call->nlist; i++)
+            if ((ag->masks[k] >> key[i]) & 1) v |= 1 << (call->nlist - 1 - i);
+        df_scalar mv = {.type = df_type_uint64(), .v.u64 = ag->masks[k]};
+        df_scalar vv = {.type = df_type_int32(), .v.i64 = v};
+        df_expr *eq[2] = {id, df__expr_literal(b->plan, &mv, b->err)};
+        if (!eq[1]) return NULL;
+        args[2 * k] = df__expr_func(b->plan, DF_FN_EQ, df_type_bool(), false, 2, eq, b->err);
+        args[2 * k + 1] = df__expr_literal(b->plan, &vv, b->err);
+        if (!args[2 * k] || !args[2 * k + 1]) return NULL;
+    }
+    df_scalar zero = {.type = df_type_int32(), .v.i64 = 0};
+    args[2 * nsets] = df__expr_literal(b->plan, &zero, b->err);
+    if (!args[2 * nsets]) return NULL;
+    if (!nsets) return args[0];
+    df_expr *r = df__expr_new(b->plan, DF_EX_CASE, df_type_int32(), false, 2 * nsets + 1, args, b->err);
+    if (r) r->has_else = true;
+    return r;
+}
+
+/*
  * DISTINCT ON: of the rows of `in` (the projection, ON keys and ORDER BY keys
  * among its columns), keeps the first of each ON group in ORDER BY order —
  * row_number() over (PARTITION BY on ORDER BY keys) = 1 — then sorts.
@@ -952,8 +1085,13 @@ static df_lnode *bind_select(binder *b, const ast_select *s, const ast_order *or
     bscope agg_scope = {0};
     bool *agg_hidden = NULL;
     bctx ctx = {.scope = &scope, .allow_agg = false, .clause = "SELECT"};
+    df_expr **agg_group = NULL;
     if (grouping) {
-        if (bind_group_keys(b, s, &scope, &ag)) return NULL;
+        int32_t *key_of = df__lplan_alloc(b->plan, (size_t)(s->ngroup + 1) * sizeof *key_of);
+        if (!key_of) return df__bind_oom(b);
+        if (bind_group_keys(b, s, &scope, &ag, key_of)) return NULL;
+        agg_group = ag.group;
+        if (s->group_sets && bind_grouping_sets(b, s, key_of, &ag, &node, &agg_group)) return NULL;
         bctx cctx = {.scope = &scope, .agg = &ag, .allow_agg = true};
         for (int32_t i = 0; i < s->nitems; i++)
             if (collect_aggs(b, s->items[i].expr, &cctx)) return NULL;
@@ -966,7 +1104,7 @@ static df_lnode *bind_select(binder *b, const ast_select *s, const ast_order *or
         df_lnode *a = new_node(b, DF_LN_AGGREGATE, 1, &node, ag.ngroup + ag.naggs);
         if (!a) return NULL;
         a->u.agg.ngroup = ag.ngroup;
-        a->u.agg.group = ag.group;
+        a->u.agg.group = agg_group;
         a->u.agg.naggs = ag.naggs;
         a->u.agg.aggs = ag.aggs;
         df__memcpy(a->cols, ag.group_cols, (size_t)ag.ngroup * sizeof(df_lcol));
