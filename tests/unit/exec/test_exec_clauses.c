@@ -28,7 +28,8 @@ DF_TEST(recursive_cte) {
               "9");
     TU_EXPECT_ERROR(cat, "WITH RECURSIVE r AS (SELECT 1 AS n UNION ALL SELECT r.n FROM r JOIN r AS q ON r.n = q.n) SELECT * FROM r",
                     DF_ERR_SQL_UNSUPPORTED);
-    TU_EXPECT_ERROR(cat, "WITH r AS (SELECT 1 AS n UNION ALL SELECT n FROM r) SELECT * FROM r", DF_ERR_SQL_UNSUPPORTED);
+    /* Without RECURSIVE the name is not visible in its own definition. */
+    TU_EXPECT_ERROR(cat, "WITH r AS (SELECT 1 AS n UNION ALL SELECT n FROM r) SELECT * FROM r", DF_ERR_SQL_UNKNOWN_TABLE);
     TU_EXPECT_ERROR(cat, "WITH c(a) AS (SELECT 1, 2) SELECT * FROM c", DF_ERR_SQL_TYPE);
     /* A recursion that never ends fails at the iteration bound instead of hanging. */
     TU_EXPECT_ERROR(cat, "WITH RECURSIVE r AS (SELECT 1 AS n UNION ALL SELECT n FROM r) SELECT count(*) FROM r",
@@ -48,7 +49,7 @@ DF_TEST(distinct_on) {
     TU_EXPECT(cat, "SELECT DISTINCT ON (g) g, x FROM t ORDER BY g, y DESC", "a|2\nb|3");
     TU_EXPECT(cat, "SELECT DISTINCT ON (g) x FROM t ORDER BY g DESC, x", "3\n1");
     TU_EXPECT(cat, "SELECT DISTINCT ON (g) g, sum(y) AS s FROM t GROUP BY g, x ORDER BY g, s", "a|10\nb|5");
-    TU_EXPECT(cat, "SELECT count(*) FROM (SELECT DISTINCT ON (g) g FROM t)", "2");
+    TU_EXPECT_SORTED(cat, "SELECT DISTINCT ON (g) g FROM t", 2, "a\nb");
     TU_EXPECT_ERROR(cat, "SELECT DISTINCT ON (x) g FROM t ORDER BY g", DF_ERR_SQL_TYPE);
     df_catalog_free(cat);
 }
@@ -72,7 +73,7 @@ DF_TEST(grouping_sets) {
     tu_table_from_sql(cat, "t", "SELECT * FROM (VALUES ('a', 'x', 1), ('a', 'y', 2), ('b', 'x', 3)) AS t(g, h, v)", 2);
     TU_EXPECT(cat, "SELECT g, h, sum(v), grouping(g, h) AS gg FROM t GROUP BY ROLLUP(g, h) ORDER BY g, h",
               "a|x|1|0\na|y|2|0\na|NULL|3|1\nb|x|3|0\nb|NULL|3|1\nNULL|NULL|6|3");
-    TU_EXPECT(cat, "SELECT count(*) FROM (SELECT g, h FROM t GROUP BY CUBE(g, h))", "9");
+    TU_EXPECT(cat, "SELECT count(*) FROM (SELECT g, h FROM t GROUP BY CUBE(g, h))", "8");
     TU_EXPECT(cat, "SELECT g, h, count(*) FROM t GROUP BY GROUPING SETS ((g), (h), ()) ORDER BY g, h",
               "a|NULL|2\nb|NULL|1\nNULL|x|2\nNULL|y|1\nNULL|NULL|3");
     /* Aggregate arguments see the real values of keys a set leaves out. */
