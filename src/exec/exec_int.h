@@ -61,6 +61,7 @@ typedef struct df_exec_ctx {
     _Atomic int64_t mem_peak;       /* highest mem_used seen */
     int64_t mem_limit;              /* 0 = unlimited */
     df_diag_query *dq;              /* traced query (spans recorded), or NULL */
+    struct df__worktable *worktables; /* planning: work tables of the enclosing recursive queries */
 } df_exec_ctx;
 
 /* True when the execution should stop (consumer gone, error elsewhere, or user cancel). */
@@ -480,6 +481,19 @@ df_errkind df__op_hash_join_new(df_pnode *build, df_pnode *probe, const df_lnode
                                df_pnode **out, df_error *err);
 df_errkind df__op_window_new(df_pnode *input, const df_lnode *window, df_schema *schema, df_pnode **out,
                             df_error *err);
+/* WITH RECURSIVE (op_recursive.c): the work table shared by a RecursiveQueryExec and its WorkTableExec. */
+typedef struct df__worktable df__worktable;
+df_errkind df__worktable_new(int32_t id, bool distinct, df__worktable **out, df_error *err);
+void df__worktable_free(df__worktable *wt);
+/* The id the work table was made with, and the enclosing one during planning. */
+int32_t df__worktable_id(const df__worktable *wt);
+df__worktable *df__worktable_outer(const df__worktable *wt);
+void df__worktable_set_outer(df__worktable *wt, df__worktable *outer);
+/* Takes the terms and the work table (also on failure). */
+df_errkind df__op_recursive_new(df__worktable *wt, df_pnode *static_term, df_pnode *recursive_term,
+                                df_schema *schema, df_pnode **out, df_error *err);
+/* A leaf reading wt (not owned). */
+df_errkind df__op_worktable_new(df__worktable *wt, df_schema *schema, df_pnode **out, df_error *err);
 
 /* ------------------------------------------------------------------------ */
 /* Streams                                                                   */

@@ -168,6 +168,47 @@ static df_errkind plan_node(const df_lnode *n, df_exec_ctx *ctx, df_pnode **out,
         df_schema_release(schema);
         return k;
     }
+    case DF_LN_RECURSIVE: {
+        /* Both terms on one partition: the work table is read by one WorkTableExec state at a time. */
+        df__worktable *wt = NULL;
+        DF_TRY(df__worktable_new(n->u.recursive.id, n->u.recursive.distinct, &wt, err));
+        df_pnode *st = NULL, *rt = NULL;
+        int32_t saved = ctx->target_partitions;
+        ctx->target_partitions = 1;
+        k = plan_node(n->inputs[0], ctx, &st, err);
+        if (!k && (k = single(st, &st, err))) st = NULL; /* consumed */
+        if (!k) {
+            df__worktable_set_outer(wt, ctx->worktables);
+            ctx->worktables = wt;
+            k = plan_node(n->inputs[1], ctx, &rt, err);
+            ctx->worktables = df__worktable_outer(wt);
+            if (!k && (k = single(rt, &rt, err))) rt = NULL;
+            if (k) {
+                df__pnode_free(st);
+                st = NULL;
+            }
+        }
+        ctx->target_partitions = saved;
+        if (!k) k = schema_of(n, &schema, err);
+        if (k) {
+            df__pnode_free(st);
+            df__pnode_free(rt);
+            df__worktable_free(wt);
+            return k;
+        }
+        k = df__op_recursive_new(wt, st, rt, schema, out, err);
+        df_schema_release(schema);
+        return k;
+    }
+    case DF_LN_WORKTABLE: {
+        df__worktable *wt = ctx->worktables;
+        while (wt && df__worktable_id(wt) != n->u.recursive.id) wt = df__worktable_outer(wt);
+        if (!wt) return df_error_set(err, DF_ERR_INTERNAL, "work table outside its recursive query");
+        DF_TRY(schema_of(n, &schema, err));
+        k = df__op_worktable_new(wt, schema, out, err);
+        df_schema_release(schema);
+        return k;
+    }
     case DF_LN_UNION: {
         df_pnode **ins = df_calloc((size_t)n->ninputs, sizeof *ins);
         if (!ins) return DF_OOM(err);

@@ -651,6 +651,10 @@ static df_errkind explain_node(const df_lnode *n, int depth, df_buf *out, df_err
             DF_TRY(df_buf_append_str(out, "None", err));
         break;
     case DF_LN_UNION: DF_TRY(df_buf_append_str(out, "Union", err)); break;
+    case DF_LN_RECURSIVE:
+        DF_TRY(df_buf_printf(out, err, "RecursiveQuery: is_distinct=%s", n->u.recursive.distinct ? "true" : "false"));
+        break;
+    case DF_LN_WORKTABLE: DF_TRY(df_buf_append_str(out, "WorkTableScan", err)); break;
     case DF_LN_WINDOW:
         DF_TRY(df_buf_append_str(out, "WindowAggr: windowExpr=[", err));
         for (int32_t i = 0; i < n->u.window.nwin; i++) {

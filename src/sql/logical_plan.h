@@ -187,6 +187,8 @@ typedef enum df_lnode_kind {
     DF_LN_LIMIT,
     DF_LN_UNION,        /* UNION ALL of n inputs with equal column types */
     DF_LN_WINDOW,       /* input columns ++ one column per window function */
+    DF_LN_RECURSIVE,    /* WITH RECURSIVE: inputs[0] static term, inputs[1] recursive term (reads the work table) */
+    DF_LN_WORKTABLE,    /* the previous iteration's rows of the enclosing DF_LN_RECURSIVE with the same id */
 } df_lnode_kind;
 
 /* ------------------------------------------------------------------------ */
@@ -330,6 +332,10 @@ struct df_lnode {
             int32_t nwin;                 /* window functions (output columns after the input's) */
             df_window *wins;
         } window;
+        struct {
+            int32_t id;                   /* DF_LN_RECURSIVE / DF_LN_WORKTABLE: which work table */
+            bool distinct;                /* DF_LN_RECURSIVE: UNION (rows already produced are dropped) */
+        } recursive;
     } u;
 };
 

@@ -178,7 +178,10 @@ struct ast_select {
     int32_t ngroup;         /* GROUP BY expressions */
     ast_expr **group;
     bool group_all;         /* GROUP BY ALL */
-    bool group_sets;        /* ROLLUP/CUBE/GROUPING SETS were used (unsupported) */
+    bool group_sets;        /* ROLLUP/CUBE/GROUPING SETS were used: the sets below */
+    int32_t nsets;          /* grouping sets (expanded: cross product of the items, ROLLUP prefixes, CUBE subsets) */
+    int32_t *set_len;       /* per set: its expressions */
+    int32_t **sets;         /* per set: indexes into `group` */
     ast_expr *having;
     ast_expr *qualify;      /* QUALIFY (unsupported) */
 };
@@ -220,6 +223,9 @@ struct ast_query {
     ast_expr *offset;       /* OFFSET (NULL = none) */
     int32_t height;         /* 1 + its tallest expression, join chain and set-operation chain (<= DF_SQL_MAX_HEIGHT) */
 };
+
+/* The most grouping sets one GROUP BY may expand to (CUBE of 12 expressions). */
+#define DF_SQL_MAX_GROUPING_SETS 4096
 
 /* The deepest parenthesis / query nesting the parser accepts. */
 #define DF_SQL_MAX_DEPTH 200

@@ -1229,6 +1229,8 @@ static df_expr *bind_expr_inner(binder *b, const ast_expr *e, const bctx *ctx) {
             if (df__bind_aggregate_call(b, e, ctx, &index)) return NULL;
             return agg_output_ref(b, ctx, index);
         }
+        if (ctx->agg && !ctx->agg->collecting && e->name.n == 1 && strcmp(e->name.parts[0], "grouping") == 0)
+            return df__bind_grouping_call(b, e, ctx);
         if (e->name.n == 1 && unsupported_agg_name(e->name.parts[0])) {
             df__bind_error(b, DF_ERR_SQL_UNSUPPORTED, e->pos, "aggregate function `%s` is not supported yet",
                        e->name.parts[0]);

@@ -177,17 +177,104 @@ static df_errkind bind_view_sql(binder *b, const df_catalog_ref *ref, int32_t po
     return k;
 }
 
+static df_lnode *cast_columns(binder *b, df_lnode *in, df_type *const *types, const df_lcol *names, int32_t pos);
+
+/*
+ * A CTE of WITH RECURSIVE whose body is `static UNION [ALL] recursive`: the
+ * static term is bound first, then the recursive term with references to
+ * the CTE reading a work table of the static term's columns.  *done is
+ * false when the recursive term never names the CTE (then it is an ordinary
+ * CTE).  b->ctes is the scope after the CTE itself.
+ */
+static df_errkind berr_of(binder *b) { return b->err && b->err->kind ? b->err->kind : DF_ERR_INTERNAL; }
+
+static df_errkind bind_recursive_cte(binder *b, bcte *f, df_lnode **out) {
+    const ast_query *q = f->cte->query;
+    const ast_setexpr *u = q->body;
+    *out = NULL;
+    df_lnode *st = bind_setexpr(b, u->left);
+    if (!st) return berr_of(b);
+    int32_t n = st->ncols;
+    if (f->cte->ncols > n) {
+        return df__bind_error(b, DF_ERR_SQL_TYPE, f->cte->pos,
+                              "source table contains %d columns but %d names given as column alias", n, f->cte->ncols);
+    }
+    df_lnode *wt = new_node(b, DF_LN_WORKTABLE, 0, NULL, n);
+    if (!wt) return berr_of(b);
+    for (int32_t i = 0; i < n; i++) {
+        wt->cols[i] = st->cols[i];
+        wt->cols[i].qualifier = NULL;
+        wt->cols[i].nullable = true; /* later iterations may produce NULLs */
+        if (i < f->cte->ncols) wt->cols[i].name = f->cte->cols[i];
+    }
+    wt->u.recursive.id = ++b->nrec;
+    f->worktable = wt;
+    f->worktable_refs = 0;
+    df_lnode *rt = bind_setexpr(b, u->right);
+    f->worktable = NULL;
+    if (!rt) return berr_of(b);
+    if (f->worktable_refs == 0) return DF_OK;
+    if (rt->ncols != n)
+        return df__bind_error(b, DF_ERR_SQL_TYPE, u->pos, "the terms of a recursive CTE have %d and %d columns", n,
+                              rt->ncols);
+    df_type **types = df__lplan_alloc(b->plan, (size_t)(n ? n : 1) * sizeof *types);
+    if (!types) return DF_OOM(b->err);
+    for (int32_t i = 0; i < n; i++) types[i] = wt->cols[i].type;
+    st = cast_columns(b, st, types, wt->cols, u->pos);
+    rt = st ? cast_columns(b, rt, types, wt->cols, u->pos) : NULL;
+    if (!rt) return berr_of(b);
+    df_lnode *ins[2] = {st, rt};
+    df_lnode *r = new_node(b, DF_LN_RECURSIVE, 2, ins, n);
+    if (!r) return berr_of(b);
+    for (int32_t i = 0; i < n; i++) {
+        r->cols[i] = wt->cols[i];
+        r->cols[i].nullable = st->cols[i].nullable || rt->cols[i].nullable;
+    }
+    r->u.recursive.id = wt->u.recursive.id;
+    r->u.recursive.distinct = !u->all;
+    *out = r;
+    return DF_OK;
+}
+
 static df_errkind bind_cte_ref(binder *b, bcte *f, const ast_tableref *r, bfrom *out) {
-    if (f->binding) return df__bind_error(b, DF_ERR_SQL_UNSUPPORTED, r->pos, "recursive CTEs are not supported");
+    if (f->binding && f->worktable) {
+        if (f->worktable_refs++)
+            return df__bind_error(b, DF_ERR_SQL_UNSUPPORTED, r->pos,
+                                  "multiple recursive references to the same CTE are not supported");
+        const char *qual = r->alias ? r->alias : f->cte->name;
+        df_lnode *n = rename_node(b, f->worktable, qual, 0, NULL, r->pos);
+        if (n && r->ncol_aliases) n = rename_node(b, n, qual, r->ncol_aliases, r->col_aliases, r->pos);
+        if (!n) return b->err ? b->err->kind : DF_ERR_INTERNAL;
+        out->node = n;
+        return DF_OK;
+    }
+    if (f->binding)
+        return df__bind_error(b, DF_ERR_SQL_UNSUPPORTED, r->pos,
+                              f->recursive ? "a recursive CTE may name itself only in the recursive term of a UNION"
+                                           : "a CTE cannot name itself outside WITH RECURSIVE");
     bcte *save = b->ctes;
     b->ctes = f->next;
     f->binding = true;
     bool entered = enter_nested(b, f->cte->query, r->pos);
-    df_lnode *n = entered ? df__bind_query(b, f->cte->query) : NULL;
+    df_lnode *n = NULL;
+    const ast_query *cq = f->cte->query;
+    df_errkind rk = DF_OK;
+    if (entered && f->recursive && cq->body->kind == AS_SETOP && cq->body->op == ASO_UNION && !cq->nctes &&
+        !cq->norder && !cq->limit && !cq->offset) {
+        /* The CTE is visible to its own recursive term. */
+        b->ctes = f;
+        rk = bind_recursive_cte(b, f, &n);
+        b->ctes = f->next;
+    }
+    if (entered && !rk && !n) n = df__bind_query(b, f->cte->query);
     if (entered) b->nest -= f->cte->query->height;
     f->binding = false;
     b->ctes = save;
     if (!n) return b->err ? b->err->kind : DF_ERR_INTERNAL;
+    if (f->cte->ncols && f->cte->ncols < n->ncols)
+        return df__bind_error(b, DF_ERR_SQL_TYPE, f->cte->pos,
+                              "source table contains %d columns but only %d names given as column alias", n->ncols,
+                              f->cte->ncols);
     const char *qual = r->alias ? r->alias : f->cte->name;
     n = rename_node(b, n, qual, f->cte->ncols, f->cte->cols, r->pos);
     if (n && r->ncol_aliases) n = rename_node(b, n, qual, r->ncol_aliases, r->col_aliases, r->pos);
@@ -507,8 +594,65 @@ static bool scope_has_column(const bscope *sc, const char *name) {
     return false;
 }
 
+/*
+ * HAVING / QUALIFY may name select-list aliases (as DataFusion: only aliases
+ * that are not also columns of the FROM scope).  Returns e with such column
+ * references replaced by the aliased expression (the same node, so window
+ * calls bound from the select list are found again); unchanged subtrees are
+ * shared.  Nested queries are not entered.  NULL on OOM.
+ */
+static ast_expr *subst_aliases(binder *b, ast_expr *e, const ast_select *s, const bscope *sc, bool *oom) {
+    if (!e || *oom) return e;
+    if (e->kind == AE_COLUMN && e->name.n == 1 && !scope_has_column(sc, e->name.parts[0])) {
+        const ast_select_item *it = item_by_alias(s, e);
+        if (it && it->expr->kind != AE_STAR) return it->expr;
+        return e;
+    }
+    ast_expr *ops[4] = {e->a, e->b, e->c, e->d};
+    ast_expr *nops[4];
+    bool changed = false;
+    for (int k = 0; k < 4; k++) changed |= (nops[k] = subst_aliases(b, ops[k], s, sc, oom)) != ops[k];
+    ast_expr *nf = subst_aliases(b, e->filter, s, sc, oom);
+    changed |= nf != e->filter;
+    ast_expr **nl = e->list, **nl2 = e->list2;
+    for (int32_t i = 0; i < e->nlist; i++) {
+        ast_expr *x = e->list ? subst_aliases(b, e->list[i], s, sc, oom) : NULL;
+        ast_expr *y = e->list2 ? subst_aliases(b, e->list2[i], s, sc, oom) : NULL;
+        if (*oom) return e;
+        if (e->list && x != e->list[i]) {
+            if (nl == e->list) {
+                if (!(nl = df__lplan_alloc(b->plan, (size_t)e->nlist * sizeof *nl))) goto oom;
+                df__memcpy(nl, e->list, (size_t)e->nlist * sizeof *nl);
+            }
+            nl[i] = x;
+            changed = true;
+        }
+        if (e->list2 && y != e->list2[i]) {
+            if (nl2 == e->list2) {
+                if (!(nl2 = df__lplan_alloc(b->plan, (size_t)e->nlist * sizeof *nl2))) goto oom;
+                df__memcpy(nl2, e->list2, (size_t)e->nlist * sizeof *nl2);
+            }
+            nl2[i] = y;
+            changed = true;
+        }
+    }
+    if (!changed || *oom) return e;
+    ast_expr *c = df__lplan_alloc(b->plan, sizeof *c);
+    if (!c) goto oom;
+    *c = *e;
+    c->a = nops[0], c->b = nops[1], c->c = nops[2], c->d = nops[3];
+    c->filter = nf;
+    c->list = nl;
+    c->list2 = nl2;
+    return c;
+oom:
+    *oom = true;
+    df__bind_oom(b);
+    return e;
+}
+
 /* Binds the GROUP BY keys (positions, aliases, expressions) over the FROM scope. */
-static df_errkind bind_group_keys(binder *b, const ast_select *s, const bscope *scope, bagg *ag) {
+static df_errkind bind_group_keys(binder *b, const ast_select *s, const bscope *scope, bagg *ag, int32_t *key_of) {
     int32_t cap = s->group_all ? s->nitems : s->ngroup;
     ag->group = df__lplan_alloc(b->plan, (size_t)(cap ? cap : 1) * sizeof(df_expr *));
     ag->group_cols = df__lplan_alloc(b->plan, (size_t)(cap ? cap : 1) * sizeof(df_lcol));
@@ -516,6 +660,7 @@ static df_errkind bind_group_keys(binder *b, const ast_select *s, const bscope *
     bctx pre = {.scope = scope, .clause = "GROUP BY"};
     for (int32_t i = 0; i < cap; i++) {
         const ast_expr *e;
+        if (key_of) key_of[i] = -1;
         if (s->group_all) {
             e = s->items[i].expr;
             if (e->kind == AE_STAR || df__ast_has_aggregate(e)) continue;
@@ -535,10 +680,11 @@ static df_errkind bind_group_keys(binder *b, const ast_select *s, const bscope *
             return df__bind_error(b, DF_ERR_SQL_TYPE, e->pos, "aggregate functions are not allowed in GROUP BY");
         df_expr *x = df__bind_expr(b, e, &pre);
         if (!x) return b->err->kind;
-        bool dup = false;
-        for (int32_t g = 0; g < ag->ngroup; g++)
-            if (df__expr_equal(ag->group[g], x)) dup = true;
-        if (dup) continue;
+        int32_t dup = -1;
+        for (int32_t g = 0; g < ag->ngroup && dup < 0; g++)
+            if (df__expr_equal(ag->group[g], x)) dup = g;
+        if (key_of) key_of[i] = dup >= 0 ? dup : ag->ngroup;
+        if (dup >= 0) continue;
         df_lcol *c = &ag->group_cols[ag->ngroup];
         if (x->kind == DF_EX_COLUMN) {
             *c = scope->cols[x->column];
@@ -725,11 +871,179 @@ static df_lnode *make_sort(binder *b, df_lnode *in, df_sort_key *keys, int32_t n
     return s;
 }
 
-static df_lnode *bind_select(binder *b, const ast_select *s, const ast_order *order, int32_t norder) {
-    if (s->ndistinct_on) {
-        df__bind_error(b, DF_ERR_SQL_UNSUPPORTED, s->pos, "DISTINCT ON is not supported");
+/*
+ * GROUPING SETS / ROLLUP / CUBE: the aggregate reads a UNION ALL with one
+ * branch per set: the input columns (aggregate arguments see real values),
+ * then each key's value or NULL when the set lacks it, then the set's mask
+ * (bit k set: key k absent), which is one more group key so that equal
+ * keys of different sets stay apart.  ag->group keeps the keys as bound
+ * over the input (SELECT expressions match them); *agg_group receives the
+ * aggregate's own keys over the union.
+ */
+static df_errkind bind_grouping_sets(binder *b, const ast_select *s, const int32_t *key_of, bagg *ag,
+                                     df_lnode **node, df_expr ***agg_group) {
+    df_lnode *in = *node;
+    int32_t ni = in->ncols, m = ag->ngroup;
+    if (m > 63) return df__bind_error(b, DF_ERR_SQL_TOO_COMPLEX, s->pos, "GROUPING SETS over more than 63 keys");
+    uint64_t *masks = df__lplan_alloc(b->plan, (size_t)s->nsets * sizeof *masks);
+    df_lnode **branches = df__lplan_alloc(b->plan, (size_t)s->nsets * sizeof *branches);
+    if (!masks || !branches) return DF_OOM(b->err);
+    uint64_t absent_any = 0;
+    for (int32_t k = 0; k < s->nsets; k++) {
+        uint64_t present = 0;
+        for (int32_t j = 0; j < s->set_len[k]; j++) {
+            int32_t g = key_of[s->sets[k][j]];
+            if (g >= 0) present |= UINT64_C(1) << g;
+        }
+        masks[k] = ~present & ((UINT64_C(1) << m) - 1);
+        absent_any |= masks[k];
+    }
+    for (int32_t k = 0; k < s->nsets; k++) {
+        proj_list p = {0};
+        for (int32_t i = 0; i < ni; i++) {
+            df_expr *c = df__expr_column(b->plan, i, &in->cols[i], b->err);
+            if (!c) return berr_of(b);
+            DF_TRY(proj_push(b, &p, c, in->cols[i].name, in->cols[i].qualifier));
+        }
+        for (int32_t g = 0; g < m; g++) {
+            df_expr *x = (masks[k] >> g) & 1 ? df__expr_null(b->plan, ag->group[g]->type, b->err) : ag->group[g];
+            if (!x) return berr_of(b);
+            DF_TRY(proj_push(b, &p, x, "__grouping_key", NULL));
+            p.cols[p.n - 1].nullable = true;
+        }
+        df_scalar v = {.type = df_type_uint64(), .v.u64 = masks[k]};
+        df_expr *id = df__expr_literal(b->plan, &v, b->err);
+        if (!id) return berr_of(b);
+        DF_TRY(proj_push(b, &p, id, "__grouping_id", NULL));
+        if (!(branches[k] = make_project(b, in, &p, p.n))) return berr_of(b);
+    }
+    df_lnode *u = branches[0];
+    if (s->nsets > 1) {
+        u = new_node(b, DF_LN_UNION, s->nsets, branches, ni + m + 1);
+        if (!u) return berr_of(b);
+        df__memcpy(u->cols, branches[0]->cols, (size_t)(ni + m + 1) * sizeof(df_lcol));
+    }
+    df_expr **group = df__lplan_alloc(b->plan, (size_t)(m + 1) * sizeof *group);
+    df_expr **keys = df__lplan_alloc(b->plan, (size_t)(m + 1) * sizeof *keys);
+    df_lcol *cols = df__lplan_alloc(b->plan, (size_t)(m + 1) * sizeof *cols);
+    if (!group || !keys || !cols) return DF_OOM(b->err);
+    for (int32_t g = 0; g <= m; g++) {
+        if (!(group[g] = df__expr_column(b->plan, ni + g, &u->cols[ni + g], b->err))) return berr_of(b);
+        keys[g] = g < m ? ag->group[g] : group[g];
+        cols[g] = g < m ? ag->group_cols[g] : u->cols[ni + m];
+        if (g < m && ((absent_any >> g) & 1)) cols[g].nullable = true;
+    }
+    ag->group = keys;
+    ag->group_cols = cols;
+    ag->nkeys = m;
+    ag->grouping_id = m;
+    ag->ngroup = m + 1;
+    ag->nsets = s->nsets;
+    ag->masks = masks;
+    *node = u;
+    *agg_group = group;
+    return DF_OK;
+}
+
+df_expr *df__bind_grouping_call(binder *b, const ast_expr *call, const bctx *ctx) {
+    bagg *ag = ctx->agg;
+    if (call->nlist == 0 || call->star_arg) {
+        df__bind_error(b, DF_ERR_SQL_TYPE, call->pos, "grouping() requires at least one argument (zero arguments given)");
         return NULL;
     }
+    if (call->nlist > 31) {
+        df__bind_error(b, DF_ERR_SQL_TYPE, call->pos, "grouping() takes at most 31 arguments");
+        return NULL;
+    }
+    int32_t nkeys = ag->nsets ? ag->nkeys : ag->ngroup;
+    int32_t *key = df__lplan_alloc(b->plan, (size_t)call->nlist * sizeof *key);
+    if (!key) return df__bind_oom(b);
+    bctx in = {.scope = ag->input, .clause = "grouping()"};
+    for (int32_t i = 0; i < call->nlist; i++) {
+        df_expr *x = df__bind_expr(b, call->list[i], &in);
+        if (!x) return NULL;
+        key[i] = -1;
+        for (int32_t g = 0; g < nkeys && key[i] < 0; g++)
+            if (df__expr_equal(ag->group[g], x)) key[i] = g;
+        if (key[i] < 0) {
+            char *d = df__bind_display(b, x);
+            df__bind_error(b, DF_ERR_SQL_TYPE, call->list[i]->pos, "argument `%s` of grouping() is not in grouping columns",
+                           d ? d : "?");
+            return NULL;
+        }
+    }
+    /* The value of each set: bit (n - 1 - i) set when argument i's key is absent. */
+    int32_t nsets = ag->nsets;
+    df_expr **args = df__lplan_alloc(b->plan, (size_t)(2 * nsets + 1) * sizeof *args);
+    if (!args) return df__bind_oom(b);
+    df_expr *id = NULL;
+    if (nsets) {
+        df_lcol col = ag->group_cols[ag->grouping_id];
+        if (!(id = df__expr_column(b->plan, ag->grouping_id, &col, b->err))) return NULL;
+    }
+    for (int32_t k = 0; k < nsets; k++) {
+        int32_t v = 0;
+        for (int32_t i = 0; i < call->nlist; i++)
+            if ((ag->masks[k] >> key[i]) & 1) v |= 1 << (call->nlist - 1 - i);
+        df_scalar mv = {.type = df_type_uint64(), .v.u64 = ag->masks[k]};
+        df_scalar vv = {.type = df_type_int32(), .v.i64 = v};
+        df_expr *eq[2] = {id, df__expr_literal(b->plan, &mv, b->err)};
+        if (!eq[1]) return NULL;
+        args[2 * k] = df__expr_func(b->plan, DF_FN_EQ, df_type_bool(), false, 2, eq, b->err);
+        args[2 * k + 1] = df__expr_literal(b->plan, &vv, b->err);
+        if (!args[2 * k] || !args[2 * k + 1]) return NULL;
+    }
+    df_scalar zero = {.type = df_type_int32(), .v.i64 = 0};
+    args[2 * nsets] = df__expr_literal(b->plan, &zero, b->err);
+    if (!args[2 * nsets]) return NULL;
+    if (!nsets) return args[0];
+    df_expr *r = df__expr_new(b->plan, DF_EX_CASE, df_type_int32(), false, 2 * nsets + 1, args, b->err);
+    if (r) r->has_else = true;
+    return r;
+}
+
+/*
+ * DISTINCT ON: of the rows of `in` (the projection, ON keys and ORDER BY keys
+ * among its columns), keeps the first of each ON group in ORDER BY order —
+ * row_number() over (PARTITION BY on ORDER BY keys) = 1 — then sorts.
+ */
+static df_lnode *distinct_on(binder *b, df_lnode *in, const df_sort_key *on, int32_t non, df_sort_key *keys,
+                             int32_t nkeys) {
+    df_window *w = df__lplan_alloc(b->plan, sizeof *w);
+    df_expr **part = df__lplan_alloc(b->plan, (size_t)non * sizeof *part);
+    df_sort_key *ord = df__lplan_alloc(b->plan, (size_t)(nkeys ? nkeys : 1) * sizeof *ord);
+    if (!w || !part || !ord) return df__bind_oom(b);
+    for (int32_t i = 0; i < non; i++) {
+        int32_t c = (int32_t)(intptr_t)on[i].expr;
+        if (!(part[i] = df__expr_column(b->plan, c, &in->cols[c], b->err))) return NULL;
+    }
+    for (int32_t i = 0; i < nkeys; i++) {
+        int32_t c = (int32_t)(intptr_t)keys[i].expr;
+        ord[i] = keys[i];
+        if (!(ord[i].expr = df__expr_column(b->plan, c, &in->cols[c], b->err))) return NULL;
+    }
+    *w = (df_window){.fn = DF_WIN_ROW_NUMBER, .npart = non, .part = part, .norder = nkeys, .order = ord,
+                     .units = DF_FRAME_ROWS, .start = {.kind = DF_BOUND_UNBOUNDED_PRECEDING},
+                     .end = {.kind = DF_BOUND_CURRENT}, .type = df_type_uint64(), .name = "__distinct_on_row"};
+    int32_t n = in->ncols;
+    df_lnode *wn = new_node(b, DF_LN_WINDOW, 1, &in, n + 1);
+    if (!wn) return NULL;
+    df__memcpy(wn->cols, in->cols, (size_t)n * sizeof(df_lcol));
+    wn->cols[n] = (df_lcol){.name = w->name, .type = w->type};
+    wn->u.window.nwin = 1;
+    wn->u.window.wins = w;
+    df_scalar one = {.type = df_type_uint64(), .v.u64 = 1};
+    df_expr *args[2] = {df__expr_column(b->plan, n, &wn->cols[n], b->err), df__expr_literal(b->plan, &one, b->err)};
+    if (!args[0] || !args[1]) return NULL;
+    df_expr *pred = df__expr_func(b->plan, DF_FN_EQ, df_type_bool(), false, 2, args, b->err);
+    df_lnode *f = pred ? new_node(b, DF_LN_FILTER, 1, &wn, n + 1) : NULL;
+    if (!f) return NULL;
+    df__memcpy(f->cols, wn->cols, (size_t)(n + 1) * sizeof(df_lcol));
+    f->u.filter.pred = pred;
+    return nkeys ? make_sort(b, f, keys, nkeys) : f;
+}
+
+static df_lnode *bind_select(binder *b, const ast_select *s, const ast_order *order, int32_t norder) {
     bfrom from;
     if (b->pre_sel == s) {
         from = (bfrom){.node = b->pre_node, .hidden = b->pre_hidden};
@@ -739,6 +1053,11 @@ static df_lnode *bind_select(binder *b, const ast_select *s, const ast_order *or
     }
     df_lnode *node = from.node;
     bool *hidden = from.hidden;
+    bool oom = false;
+    bscope from_scope = {.ncols = node->ncols, .cols = node->cols, .hidden = hidden};
+    ast_expr *having = subst_aliases(b, s->having, s, &from_scope, &oom);
+    ast_expr *qualify = subst_aliases(b, s->qualify, s, &from_scope, &oom);
+    if (oom) return NULL;
     if (s->where) {
         if (df__ast_has_aggregate(s->where)) {
             df__bind_error(b, DF_ERR_SQL_TYPE, s->where->pos, "aggregate functions are not allowed in WHERE");
@@ -746,7 +1065,7 @@ static df_lnode *bind_select(binder *b, const ast_select *s, const ast_order *or
         }
         if (df__bind_where(b, s->where, &node, &hidden)) return NULL;
     }
-    bool has_agg = s->having != NULL;
+    bool has_agg = having != NULL;
     for (int32_t i = 0; i < s->nitems && !has_agg; i++) has_agg = df__ast_has_aggregate(s->items[i].expr);
     for (int32_t i = 0; i < norder && !has_agg; i++) has_agg = df__ast_has_aggregate(order[i].expr);
     bool grouping = has_agg || s->ngroup > 0 || s->group_all;
@@ -754,7 +1073,7 @@ static df_lnode *bind_select(binder *b, const ast_select *s, const ast_order *or
     ast_expr **item_exprs = df__lplan_alloc(b->plan, (size_t)(s->nitems + 1 + norder) * sizeof(ast_expr *));
     if (!item_exprs) return df__bind_oom(b);
     for (int32_t i = 0; i < s->nitems; i++) item_exprs[i] = s->items[i].expr;
-    item_exprs[s->nitems] = s->having;
+    item_exprs[s->nitems] = having;
     for (int32_t i = 0; i < norder; i++) item_exprs[s->nitems + 1 + i] = order[i].expr;
     int32_t nwalk = s->nitems + 1 + norder;
     if (!grouping && df__bind_scalar_subqueries(b, item_exprs, nwalk, &node, &hidden)) return NULL;
@@ -781,12 +1100,17 @@ static df_lnode *bind_select(binder *b, const ast_select *s, const ast_order *or
     bscope agg_scope = {0};
     bool *agg_hidden = NULL;
     bctx ctx = {.scope = &scope, .allow_agg = false, .clause = "SELECT"};
+    df_expr **agg_group = NULL;
     if (grouping) {
-        if (bind_group_keys(b, s, &scope, &ag)) return NULL;
+        int32_t *key_of = df__lplan_alloc(b->plan, (size_t)(s->ngroup + 1) * sizeof *key_of);
+        if (!key_of) return df__bind_oom(b);
+        if (bind_group_keys(b, s, &scope, &ag, key_of)) return NULL;
+        agg_group = ag.group;
+        if (s->group_sets && bind_grouping_sets(b, s, key_of, &ag, &node, &agg_group)) return NULL;
         bctx cctx = {.scope = &scope, .agg = &ag, .allow_agg = true};
         for (int32_t i = 0; i < s->nitems; i++)
             if (collect_aggs(b, s->items[i].expr, &cctx)) return NULL;
-        if (collect_aggs(b, s->having, &cctx)) return NULL;
+        if (collect_aggs(b, having, &cctx)) return NULL;
         for (int32_t i = 0; i < norder; i++) {
             if (item_by_alias(s, order[i].expr)) continue;
             if (collect_aggs(b, order[i].expr, &cctx)) return NULL;
@@ -795,7 +1119,7 @@ static df_lnode *bind_select(binder *b, const ast_select *s, const ast_order *or
         df_lnode *a = new_node(b, DF_LN_AGGREGATE, 1, &node, ag.ngroup + ag.naggs);
         if (!a) return NULL;
         a->u.agg.ngroup = ag.ngroup;
-        a->u.agg.group = ag.group;
+        a->u.agg.group = agg_group;
         a->u.agg.naggs = ag.naggs;
         a->u.agg.aggs = ag.aggs;
         df__memcpy(a->cols, ag.group_cols, (size_t)ag.ngroup * sizeof(df_lcol));
@@ -807,10 +1131,10 @@ static df_lnode *bind_select(binder *b, const ast_select *s, const ast_order *or
         if (df__bind_scalar_subqueries(b, item_exprs, nwalk, &node, &agg_hidden)) return NULL;
         agg_scope = (bscope){.ncols = node->ncols, .cols = node->cols, .hidden = agg_hidden};
         ctx = (bctx){.scope = &agg_scope, .agg = &ag, .allow_agg = true, .clause = "SELECT"};
-        if (s->having) {
+        if (having) {
             bctx h = ctx;
             h.clause = "HAVING";
-            df_expr *pred = df__bind_condition(b, s->having, &h);
+            df_expr *pred = df__bind_condition(b, having, &h);
             if (!pred) return NULL;
             df_lnode *f = new_node(b, DF_LN_FILTER, 1, &node, node->ncols);
             if (!f) return NULL;
@@ -820,15 +1144,22 @@ static df_lnode *bind_select(binder *b, const ast_select *s, const ast_order *or
         }
     }
     /* Window functions (after aggregation and HAVING), then QUALIFY over them. */
-    item_exprs[s->nitems] = s->qualify;
+    item_exprs[s->nitems] = qualify;
     bool *wh = grouping ? agg_hidden : hidden;
     if (df__bind_windows(b, item_exprs, nwalk, &ctx, &node, &wh)) return NULL;
     if (grouping) agg_scope = (bscope){.ncols = node->ncols, .cols = node->cols, .hidden = wh};
     else scope = (bscope){.ncols = node->ncols, .cols = node->cols, .hidden = wh};
-    if (s->qualify) {
+    if (qualify) {
+        bool any = df__ast_has_window(qualify);
+        for (int32_t i = 0; i < s->nitems && !any; i++) any = df__ast_has_window(s->items[i].expr);
+        if (!any) {
+            df__bind_error(b, DF_ERR_SQL_TYPE, qualify->pos,
+                           "QUALIFY clause requires window functions in the SELECT list or QUALIFY clause");
+            return NULL;
+        }
         bctx q = ctx;
         q.clause = "QUALIFY";
-        df_expr *pred = df__bind_condition(b, s->qualify, &q);
+        df_expr *pred = df__bind_condition(b, qualify, &q);
         if (!pred) return NULL;
         df_lnode *f = new_node(b, DF_LN_FILTER, 1, &node, node->ncols);
         if (!f) return NULL;
@@ -841,8 +1172,22 @@ static df_lnode *bind_select(binder *b, const ast_select *s, const ast_order *or
         const ast_select_item *it = &s->items[i];
         if (it->expr->kind == AE_STAR) {
             if (grouping) {
-                df__bind_error(b, DF_ERR_SQL_TYPE, it->expr->pos, "`*` cannot be used with GROUP BY or aggregates");
-                return NULL;
+                /* `*` under GROUP BY: each input column it names must be a group key. */
+                proj_list in = {0};
+                if (expand_star(b, it->expr, &scope, &in)) return NULL;
+                for (int32_t k = 0; k < in.n; k++) {
+                    int32_t g = 0;
+                    while (g < ag.ngroup && !df__expr_equal(ag.group[g], in.exprs[k])) g++;
+                    if (g == ag.ngroup) {
+                        df__bind_error(b, DF_ERR_SQL_TYPE, it->expr->pos,
+                                       "column `%s` must appear in the GROUP BY clause or be used in an aggregate function",
+                                       in.cols[k].name);
+                        return NULL;
+                    }
+                    df_expr *c = df__expr_column(b->plan, g, &node->cols[g], b->err);
+                    if (!c || proj_push(b, &p, c, in.cols[k].name, in.cols[k].qualifier)) return NULL;
+                }
+                continue;
             }
             if (expand_star(b, it->expr, &scope, &p)) return NULL;
             continue;
@@ -861,13 +1206,34 @@ static df_lnode *bind_select(binder *b, const ast_select *s, const ast_order *or
         bctx octx = ctx;
         octx.clause = "ORDER BY";
         for (int32_t i = 0; i < norder; i++)
-            if (bind_order_key(b, s, &order[i], &octx, &p, nvisible, s->distinct, &keys[i])) return NULL;
+            if (bind_order_key(b, s, &order[i], &octx, &p, nvisible, s->distinct && !s->ndistinct_on, &keys[i]))
+                return NULL;
+    }
+    df_sort_key *on = NULL;
+    if (s->ndistinct_on) {
+        on = df__lplan_alloc(b->plan, (size_t)s->ndistinct_on * sizeof *on);
+        if (!on) return df__bind_oom(b);
+        bctx octx = ctx;
+        octx.clause = "DISTINCT ON";
+        for (int32_t i = 0; i < s->ndistinct_on; i++) {
+            ast_order o = {.expr = s->distinct_on[i]};
+            if (bind_order_key(b, s, &o, &octx, &p, nvisible, false, &on[i])) return NULL;
+            if (norder && (i >= norder || on[i].expr != keys[i].expr)) {
+                df__bind_error(b, DF_ERR_SQL_TYPE, s->distinct_on[i]->pos,
+                               "SELECT DISTINCT ON expressions must match initial ORDER BY expressions");
+                return NULL;
+            }
+        }
     }
     node = make_project(b, node, &p, p.n);
     if (!node) return NULL;
-    if (s->distinct && !(node = make_distinct(b, node))) return NULL;
-    if (norder && !(node = make_sort(b, node, keys, norder))) return NULL;
-    if (p.n > nvisible) {
+    if (s->ndistinct_on) {
+        if (!(node = distinct_on(b, node, on, s->ndistinct_on, keys, norder))) return NULL;
+    } else {
+        if (s->distinct && !(node = make_distinct(b, node))) return NULL;
+        if (norder && !(node = make_sort(b, node, keys, norder))) return NULL;
+    }
+    if (node->ncols > nvisible) {
         proj_list q = {0};
         for (int32_t i = 0; i < nvisible; i++) {
             df_expr *c = df__expr_column(b->plan, i, &node->cols[i], b->err);
@@ -1054,13 +1420,10 @@ static df_lnode *bind_outer_order(binder *b, df_lnode *node, const ast_query *q)
 df_lnode *df__bind_query(binder *b, const ast_query *q) {
     bcte *save = b->ctes;
     for (int32_t i = 0; i < q->nctes; i++) {
-        if (q->recursive) {
-            df__bind_error(b, DF_ERR_SQL_UNSUPPORTED, q->pos, "recursive CTEs are not supported");
-            return NULL;
-        }
         bcte *f = df__lplan_alloc(b->plan, sizeof *f);
         if (!f) return df__bind_oom(b);
         f->cte = &q->ctes[i];
+        f->recursive = q->recursive;
         f->next = b->ctes;
         b->ctes = f;
     }

@@ -40,6 +40,10 @@ typedef struct bagg {
     int32_t naggs, cap;         /* distinct aggregate calls found so far */
     df_agg *aggs;
     bool collecting;            /* phase 1: record aggregates; phase 2: map to output columns */
+    int32_t nkeys;              /* GROUPING SETS: the keys grouping() may name (group[0..nkeys)) */
+    int32_t grouping_id;        /* GROUPING SETS: output column of the set's mask (bit k: key k absent) */
+    int32_t nsets;              /* GROUPING SETS: the sets (0 without GROUPING SETS) */
+    const uint64_t *masks;
 } bagg;
 
 /* One SELECT item's alias, for ORDER BY / GROUP BY / HAVING references. */
@@ -62,6 +66,9 @@ typedef struct bcte {
     const ast_cte *cte;         /* its definition */
     struct bcte *next;          /* enclosing definitions */
     bool binding;               /* being bound (a reference now would be recursive) */
+    bool recursive;             /* defined in WITH RECURSIVE */
+    df_lnode *worktable;        /* while its recursive term is bound: the work table a reference reads */
+    int32_t worktable_refs;     /* references to it so far */
 } bcte;
 
 /* A window call bound into a Window node: its value is column `col`. */
@@ -91,6 +98,7 @@ typedef struct binder {
     const ast_select *pre_sel;  /* this SELECT's FROM is already bound as pre_node / pre_hidden (LATERAL) */
     df_lnode *pre_node;
     bool *pre_hidden;
+    int32_t nrec;               /* recursive CTEs bound (work table ids) */
 } binder;
 
 /* Errors at a byte position of the current text. */
@@ -117,6 +125,9 @@ bool df__ast_has_aggregate(const ast_expr *e);
 int df__bind_agg_fn(const ast_expr *call);
 /* Binds one aggregate call (phase 1 records it; both phases return its output column index). */
 df_errkind df__bind_aggregate_call(binder *b, const ast_expr *call, const bctx *ctx, int32_t *index);
+
+/* grouping(keys...) over the aggregate output (sql_binder.c). */
+df_expr *df__bind_grouping_call(binder *b, const ast_expr *call, const bctx *ctx);
 
 /* Scalar function call resolution (sql_functions.c). */
 df_expr *df__bind_function(binder *b, const ast_expr *call, const bctx *ctx);

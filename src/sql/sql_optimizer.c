@@ -919,8 +919,28 @@ static df_lnode *prune(opt *o, df_lnode *n, const bool *req, int32_t *map) {
     case DF_LN_UNION: return prune_union(o, n, req, map);
     case DF_LN_VALUES: return prune_values(o, n, req, map);
     case DF_LN_EMPTY:
+    case DF_LN_WORKTABLE:
         for (int32_t i = 0; i < n->ncols; i++) map[i] = i;
         return n;
+    case DF_LN_RECURSIVE: {
+        /* Every column feeds the next iteration (and UNION's distinctness): the inputs keep theirs. */
+        df_lnode *c = NULL;
+        for (int32_t k = 0; k < n->ninputs; k++) {
+            df_lnode *in = n->inputs[k];
+            bool *creq = bools(o, in->ncols);
+            int32_t *cmap = ints(o, in->ncols);
+            if (!creq || !cmap) return NULL;
+            for (int32_t i = 0; i < in->ncols; i++) creq[i] = true;
+            df_lnode *nin = prune(o, in, creq, cmap);
+            if (!nin) return NULL;
+            if (nin != in) {
+                if (!c && !(c = clone_lnode(o, n))) return NULL;
+                c->inputs[k] = nin;
+            }
+        }
+        for (int32_t i = 0; i < n->ncols; i++) map[i] = i;
+        return c ? c : n;
+    }
     case DF_LN_FILTER:
     case DF_LN_SORT:
     case DF_LN_LIMIT: {

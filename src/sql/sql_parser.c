@@ -1518,24 +1518,136 @@ static bool parse_select_item(parser *p, ast_select_item *item) {
     return true;
 }
 
+/* A list of grouping sets, each a list of indexes into the GROUP BY expressions. */
+typedef struct gsets {
+    int32_t n;
+    int32_t *len;
+    int32_t **idx;
+} gsets;
+
+static bool gsets_add(parser *p, gsets *g, const int32_t *idx, int32_t len, int32_t pos) {
+    if (g->n >= DF_SQL_MAX_GROUPING_SETS) {
+        fail_at(p, DF_ERR_SQL_TOO_COMPLEX, pos, "GROUP BY expands to more than %d grouping sets", DF_SQL_MAX_GROUPING_SETS);
+        return false;
+    }
+    if (g->n % 16 == 0) {
+        int32_t *nl = alloc_array(p, (size_t)g->n + 16, sizeof *nl);
+        int32_t **ni = alloc_array(p, (size_t)g->n + 16, sizeof *ni);
+        if (!nl || !ni) return false;
+        if (g->n) {
+            memcpy(nl, g->len, (size_t)g->n * sizeof *nl);
+            memcpy(ni, g->idx, (size_t)g->n * sizeof *ni);
+        }
+        g->len = nl;
+        g->idx = ni;
+    }
+    int32_t *c = alloc_array(p, (size_t)len + 1, sizeof *c);
+    if (!c) return false;
+    if (len) memcpy(c, idx, (size_t)len * sizeof *c);
+    g->len[g->n] = len;
+    g->idx[g->n++] = c;
+    return true;
+}
+
+/* `( e, ... )` or `()` or a bare expression, appended to items; their indexes in *first..items->n. */
+static bool parse_group_tuple(parser *p, plist *items, bool allow_bare) {
+    if (!allow_bare || (at(p, TK_LPAREN) && peek_at(p, 1)->type == TK_RPAREN)) {
+        if (!expect(p, TK_LPAREN, "`(`")) return false;
+        if (accept(p, TK_RPAREN)) return true;
+        do {
+            ast_expr *e = parse_expr(p);
+            if (!e || !plist_push(p, items, e)) return false;
+        } while (accept(p, TK_COMMA));
+        return expect(p, TK_RPAREN, "`)`");
+    }
+    ast_expr *e = parse_expr(p);
+    return e && plist_push(p, items, e);
+}
+
+/* One GROUP BY item as its grouping sets: e, ROLLUP(..), CUBE(..), GROUPING SETS (..). */
+static bool parse_group_item(parser *p, plist *items, gsets *out) {
+    const sql_token *t = peek(p);
+    int32_t pos = t->start;
+    bool rollup = t->type == TK_WORD && word_is(p, t, "rollup") && peek_at(p, 1)->type == TK_LPAREN;
+    bool cube = t->type == TK_WORD && word_is(p, t, "cube") && peek_at(p, 1)->type == TK_LPAREN;
+    bool sets = t->type == TK_WORD && word_is(p, t, "grouping") && peek_at(p, 1)->type == TK_WORD &&
+                word_is(p, peek_at(p, 1), "sets");
+    if (!rollup && !cube && !sets) {
+        int32_t first = items->n;
+        if (!parse_group_tuple(p, items, true)) return false;
+        int32_t one[1] = {first};
+        return gsets_add(p, out, one, 1, pos);
+    }
+    advance(p);
+    if (sets) {
+        advance(p);
+        if (!expect(p, TK_LPAREN, "`(`")) return false;
+        do {
+            int32_t first = items->n;
+            if (!parse_group_tuple(p, items, !at(p, TK_LPAREN))) return false;
+            int32_t n = items->n - first;
+            int32_t *idx = alloc_array(p, (size_t)n + 1, sizeof *idx);
+            if (!idx) return false;
+            for (int32_t i = 0; i < n; i++) idx[i] = first + i;
+            if (!gsets_add(p, out, idx, n, pos)) return false;
+        } while (accept(p, TK_COMMA));
+        return expect(p, TK_RPAREN, "`)`");
+    }
+    int32_t first = items->n;
+    if (!parse_group_tuple(p, items, false)) return false;
+    int32_t n = items->n - first;
+    int32_t *idx = alloc_array(p, (size_t)n + 1, sizeof *idx);
+    if (!idx) return false;
+    if (cube && n > 12) return !!fail_at(p, DF_ERR_SQL_TOO_COMPLEX, pos, "too many expressions in %s", cube ? "CUBE" : "ROLLUP");
+    if (rollup) {
+        for (int32_t k = n; k >= 0; k--) {
+            for (int32_t i = 0; i < k; i++) idx[i] = first + i;
+            if (!gsets_add(p, out, idx, k, pos)) return false;
+        }
+        return true;
+    }
+    for (int32_t mask = (1 << n) - 1; mask >= 0; mask--) {
+        int32_t k = 0;
+        for (int32_t i = 0; i < n; i++)
+            if (mask & (1 << i)) idx[k++] = first + i;
+        if (!gsets_add(p, out, idx, k, pos)) return false;
+    }
+    return true;
+}
+
 static bool parse_group_by(parser *p, ast_select *s) {
     if (accept_kw(p, KW_ALL)) {
         s->group_all = true;
         return true;
     }
     plist items = {0};
+    gsets all = {0};
+    int32_t pos = peek(p)->start;
+    if (!gsets_add(p, &all, NULL, 0, pos)) return false;
     do {
         const sql_token *t = peek(p);
         if (t->type == TK_WORD && (word_is(p, t, "rollup") || word_is(p, t, "cube") || word_is(p, t, "grouping")) &&
-            (peek_at(p, 1)->type == TK_LPAREN || is_kw(peek_at(p, 1), KW_SET))) {
-            fail_at(p, DF_ERR_SQL_UNSUPPORTED, t->start, "ROLLUP, CUBE and GROUPING SETS are not supported");
-            return false;
-        }
-        ast_expr *e = parse_expr(p);
-        if (!e || !plist_push(p, &items, e)) return false;
+            (peek_at(p, 1)->type == TK_LPAREN || peek_at(p, 1)->type == TK_WORD))
+            s->group_sets = true;
+        gsets one = {0};
+        if (!parse_group_item(p, &items, &one)) return false;
+        /* Cross product with the sets so far. */
+        gsets next = {0};
+        for (int32_t a = 0; a < all.n; a++)
+            for (int32_t b = 0; b < one.n; b++) {
+                int32_t *idx = alloc_array(p, (size_t)(all.len[a] + one.len[b]) + 1, sizeof *idx);
+                if (!idx) return false;
+                memcpy(idx, all.idx[a], (size_t)all.len[a] * sizeof *idx);
+                if (one.len[b]) memcpy(idx + all.len[a], one.idx[b], (size_t)one.len[b] * sizeof *idx);
+                if (!gsets_add(p, &next, idx, all.len[a] + one.len[b], pos)) return false;
+            }
+        all = next;
     } while (accept(p, TK_COMMA));
     s->ngroup = items.n;
     s->group = (ast_expr **)items.items;
+    s->nsets = all.n;
+    s->set_len = all.len;
+    s->sets = all.idx;
     return true;
 }
 
