@@ -55,6 +55,7 @@ const char *df_agg_fn_name(df_agg_fn fn) {
     case DF_AGG_MEDIAN: return "median";
     case DF_AGG_PERCENTILE: return "percentile_cont";
     case DF_AGG_STRING_AGG: return "string_agg";
+    case DF_AGG_APPROX_DISTINCT: return "approx_distinct";
     default: return "?";
     }
 }

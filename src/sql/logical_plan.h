@@ -152,6 +152,7 @@ typedef enum df_agg_fn {
     DF_AGG_MEDIAN,      /* exact median (integer midpoints truncate) */
     DF_AGG_PERCENTILE,  /* exact continuous percentile; arg2 = the fraction literal */
     DF_AGG_STRING_AGG,  /* concatenation in input order; arg2 = the delimiter literal */
+    DF_AGG_APPROX_DISTINCT, /* HyperLogLog estimate of the distinct non-NULL values (UInt64) */
     DF_AGG_COUNT_ID_,
 } df_agg_fn;
 

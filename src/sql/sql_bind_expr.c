@@ -809,7 +809,7 @@ int df__bind_agg_fn(const ast_expr *call) {
         {"regr_avgy", DF_AGG_REGR_AVGY}, {"regr_sxx", DF_AGG_REGR_SXX}, {"regr_syy", DF_AGG_REGR_SYY},
         {"regr_sxy", DF_AGG_REGR_SXY}, {"median", DF_AGG_MEDIAN}, {"percentile_cont", DF_AGG_PERCENTILE},
         {"quantile_cont", DF_AGG_PERCENTILE}, {"approx_percentile_cont", DF_AGG_PERCENTILE},
-        {"string_agg", DF_AGG_STRING_AGG},
+        {"string_agg", DF_AGG_STRING_AGG}, {"approx_distinct", DF_AGG_APPROX_DISTINCT},
     };
     for (size_t i = 0; i < sizeof more / sizeof *more; i++)
         if (strcmp(n, more[i].name) == 0) return (int)more[i].fn;
@@ -818,7 +818,7 @@ int df__bind_agg_fn(const ast_expr *call) {
 
 /* Names of aggregate functions we recognise but do not compute yet. */
 static bool unsupported_agg_name(const char *n) {
-    static const char *const names[] = {"approx_distinct", "approx_median", "array_agg", "nth_value",
+    static const char *const names[] = {"approx_median", "array_agg", "nth_value",
                                         "grouping", "approx_percentile_cont_with_weight", NULL};
     for (const char *const *p = names; *p; p++)
         if (strcmp(*p, n) == 0) return true;
@@ -939,13 +939,16 @@ static df_errkind bind_more_agg_args(binder *b, const ast_expr *call, df_agg_fn 
     df_type *rt = NULL;
     if (fn == DF_AGG_LAST) {
         rt = df_type_retain((df_type *)t);
+    } else if (fn == DF_AGG_APPROX_DISTINCT) {
+        /* Hashable scalars; floats and decimals are refused as DataFusion does. */
+        if (df_type_is_floating(t) || df_type_is_nested(t) || t->id == DF_TYPE_DECIMAL128 ||
+            t->id == DF_TYPE_DECIMAL256 || t->id == DF_TYPE_INTERVAL_MDN)
+            return df__bind_error(b, DF_ERR_SQL_TYPE, call->pos, "approx_distinct does not accept %s",
+                                  type_name(t, tn, sizeof tn));
+        rt = df_type_uint64();
     } else if (fn >= DF_AGG_BIT_AND && fn <= DF_AGG_BIT_XOR) {
-        if (t->id == DF_TYPE_NULL) {
-            a->arg = df__bind_coerce(b, a->arg, df_type_int64(), call->pos);
-            if (!a->arg) return b->err->kind;
-            t = a->arg->type;
-        }
-        if (!df_type_is_integer(t))
+        /* bit_*(NULL) is NULL of type Null */
+        if (!df_type_is_integer(t) && t->id != DF_TYPE_NULL)
             return df__bind_error(b, DF_ERR_SQL_TYPE, call->pos, "%s does not accept %s", fname, type_name(t, tn, sizeof tn));
         rt = df_type_retain((df_type *)t);
     } else if (fn == DF_AGG_MEDIAN) {
@@ -995,7 +998,7 @@ static df_errkind bind_more_agg_args(binder *b, const ast_expr *call, df_agg_fn 
     }
     a->type = df__bind_keep(b, rt);
     if (!a->type) return b->err->kind;
-    a->nullable = fn != DF_AGG_REGR_COUNT;
+    a->nullable = fn != DF_AGG_REGR_COUNT && fn != DF_AGG_APPROX_DISTINCT;
     return DF_OK;
 }
 
