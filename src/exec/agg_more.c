@@ -24,7 +24,13 @@
 #include "exec/agg_more.h"
 #include "sql/sql_types.h"
 
-typedef enum more_kind { MK_BIT, MK_MOMENTS, MK_COMOMENTS, MK_COLLECT, MK_STRING } more_kind;
+typedef enum more_kind { MK_BIT, MK_MOMENTS, MK_COMOMENTS, MK_COLLECT, MK_STRING, MK_HLL } more_kind;
+
+/* HyperLogLog: 2^14 one-byte registers per group (allocated at the group's first value). */
+#define HLL_P 14
+#define HLL_M (1 << HLL_P)
+#define HLL_Q (64 - HLL_P)
+
 
 struct df__aggm {
     df_agg_fn fn;           /* which aggregate */
@@ -38,6 +44,7 @@ struct df__aggm {
     double *st;             /* per group: nst doubles of moment state */
     int32_t nst;            /* doubles per group in st */
     uint64_t *bits;         /* MK_BIT: per group running value */
+    uint8_t **hll;          /* MK_HLL: per group registers or NULL */
     /* MK_COLLECT / MK_STRING: appended pairs */
     int32_t *pg;            /* group of each pair */
     uint8_t *pv;            /* MK_COLLECT: value bytes (width each) */
@@ -85,6 +92,10 @@ static df_errkind ensure_groups(df__aggm *m, int64_t need, df_error *err) {
         DF_TRY(grow((void **)&m->bits, m->ngroups, n, sizeof(uint64_t), err));
         per += 8;
     }
+    if (m->kind == MK_HLL) {
+        DF_TRY(grow((void **)&m->hll, m->ngroups, n, sizeof(uint8_t *), err));
+        per += 8;
+    }
     DF_TRY(account(m, per * (n - m->ngroups), err));
     m->ngroups = n;
     return DF_OK;
@@ -124,6 +135,7 @@ df_errkind df__aggm_new(const df_agg *la, df_exec_ctx *ctx, df__aggm **out, df_e
     df_errkind k = DF_OK;
     switch (la->fn) {
     case DF_AGG_BIT_AND: case DF_AGG_BIT_OR: case DF_AGG_BIT_XOR: m->kind = MK_BIT; break;
+    case DF_AGG_APPROX_DISTINCT: m->kind = MK_HLL; break;
     case DF_AGG_VAR_SAMP: case DF_AGG_VAR_POP: case DF_AGG_STDDEV_SAMP: case DF_AGG_STDDEV_POP:
         m->kind = MK_MOMENTS;
         m->nst = 2; /* mean, m2 */
@@ -172,6 +184,9 @@ void df__aggm_free(df__aggm *m) {
     df_free(m->cnt);
     df_free(m->st);
     df_free(m->bits);
+    if (m->hll)
+        for (int64_t g = 0; g < m->ngroups; g++) df_free(m->hll[g]);
+    df_free(m->hll);
     df_free(m->pg);
     df_free(m->pv);
     df_free(m->poff);
@@ -288,6 +303,77 @@ static df_errkind update_strings(df__aggm *m, const int32_t *g, int64_t n, const
     return DF_OK;
 }
 
+/*
+ * HyperLogLog update: the low HLL_P bits of a 64-bit hash choose the
+ * register, which keeps the maximum of 1 + the trailing zeros of the
+ * remaining bits.  The value hash is mixed once more (splitmix64's
+ * finalizer) so every bit is well distributed.
+ */
+static df_errkind update_hll(df__aggm *m, const int32_t *g, int64_t n, const df_vec *v, const df_vec *f,
+                             const uint8_t *skip, df_error *err) {
+    for (int64_t i = 0; i < n; i++) {
+        if (!row_fed(v, f, skip, i)) continue;
+        int32_t gi = g[i];
+        if (!m->hll[gi]) {
+            DF_TRY(account(m, HLL_M, err));
+            m->hll[gi] = df_calloc(HLL_M, 1);
+            if (!m->hll[gi]) return DF_OOM(err);
+        }
+        uint64_t h = df__hash_value(v, i);
+        h ^= h >> 30;
+        h *= 0xbf58476d1ce4e5b9ULL;
+        h ^= h >> 27;
+        h *= 0x94d049bb133111ebULL;
+        h ^= h >> 31;
+        uint32_t idx = (uint32_t)(h & (HLL_M - 1));
+        uint8_t rho = (uint8_t)(__builtin_ctzll((h >> HLL_P) | (1ULL << HLL_Q)) + 1);
+        if (rho > m->hll[gi][idx]) m->hll[gi][idx] = rho;
+        m->cnt[gi]++;
+    }
+    return DF_OK;
+}
+
+/* Ertl's estimator ("New cardinality estimation algorithms for HyperLogLog sketches", 2017). */
+static double hll_sigma(double x) {
+    if (x == 1) return INFINITY;
+    double y = 1, z = x;
+    for (int it = 0; it < 1000; it++) {
+        x *= x;
+        double zp = z;
+        z += x * y;
+        y += y;
+        if (zp == z) break;
+    }
+    return z;
+}
+
+static double hll_tau(double x) {
+    if (x == 0 || x == 1) return 0;
+    double y = 1, z = 1 - x;
+    for (int it = 0; it < 1000; it++) {
+        x = sqrt(x);
+        double zp = z;
+        y *= 0.5;
+        z -= (1 - x) * (1 - x) * y;
+        if (zp == z) break;
+    }
+    return z / 3;
+}
+
+static uint64_t hll_count(const uint8_t *r) {
+    if (!r) return 0;
+    int64_t hist[HLL_Q + 2] = {0};
+    for (int32_t i = 0; i < HLL_M; i++) hist[r[i]]++;
+    double mm = HLL_M;
+    double z = mm * hll_tau((mm - (double)hist[HLL_Q + 1]) / mm);
+    for (int32_t k = HLL_Q; k >= 1; k--) {
+        z += (double)hist[k];
+        z *= 0.5;
+    }
+    z += mm * hll_sigma((double)hist[0] / mm);
+    return (uint64_t)llround(0.5 / log(2) * mm * mm / z);
+}
+
 df_errkind df__aggm_update(df__aggm *m, const int32_t *gids, int64_t n, int64_t ngroups, const df_vec *v,
                            const df_vec *v2, const df_vec *f, const uint8_t *skip, df_error *err) {
     if (m->result) return df_error_set(err, DF_ERR_INTERNAL, "aggregate updated after its results were built");
@@ -298,6 +384,7 @@ df_errkind df__aggm_update(df__aggm *m, const int32_t *gids, int64_t n, int64_t 
     case MK_COMOMENTS: update_comoments(m, gids, n, v, v2, f, skip); return DF_OK;
     case MK_COLLECT: return update_collect(m, gids, n, v, f, skip, err);
     case MK_STRING: return update_strings(m, gids, n, v, f, skip, err);
+    case MK_HLL: return update_hll(m, gids, n, v, f, skip, err);
     }
     return DF_OK;
 }
@@ -606,6 +693,11 @@ df_errkind df__aggm_emit(df__aggm *m, int64_t total, int64_t from, int64_t n, df
     }
     df_vec *v;
     DF_TRY(df_vec_new(m->out_type, n, 0, &v, err));
+    if (m->out_type->id == DF_TYPE_NULL) { /* bit_*(NULL) */
+        df_vec_set_length(v, n);
+        *out = v;
+        return DF_OK;
+    }
     df_errkind k = df_vec_ensure_validity(v, n, err);
     for (int64_t r = 0; r < n && !k; r++) {
         int64_t g = from + r;
@@ -615,6 +707,9 @@ df_errkind df__aggm_emit(df__aggm *m, int64_t total, int64_t from, int64_t n, df
             uint64_t x = m->bits[g];
             int32_t w = df_type_width(v->type);
             df__memcpy(v->values->data + r * w, &x, (size_t)w); /* little-endian truncation */
+        } else if (m->kind == MK_HLL) {
+            valid = true;
+            DF_VEC_VALUES(v, uint64_t)[r] = hll_count(m->hll[g]);
         } else if (m->fn == DF_AGG_REGR_COUNT) {
             valid = true;
             DF_VEC_VALUES(v, uint64_t)[r] = (uint64_t)m->cnt[g];

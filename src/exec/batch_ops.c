@@ -225,6 +225,8 @@ static int64_t vec_bytes(const df_vec *v) {
     return b;
 }
 
+int64_t df__vec_bytes(const df_vec *v) { return v ? vec_bytes(v) : 0; }
+
 int64_t df__batch_bytes(const df_batch *b) {
     int64_t t = 0;
     for (int32_t c = 0; c < b->ncols; c++) t += vec_bytes(b->cols[c]);

@@ -413,6 +413,8 @@ df_errkind df__vec_gather_multi(df_type *type, df_vec *const *srcs, const int32_
                                 int64_t n, df_vec **out, df_error *err);
 /* Approximate bytes held by a batch's buffers (memory accounting). */
 int64_t df__batch_bytes(const df_batch *b);
+/* Bytes of buffers held by one vector (and its children). */
+int64_t df__vec_bytes(const df_vec *v);
 
 /* Exchange transfer (op_exchange.c): input partitions run on workers, batches handed to one consumer. */
 typedef struct df__xfer df__xfer;

@@ -63,6 +63,9 @@ typedef struct agg_def {
     df_type *state_types[2];/* their types (references) */
     int32_t state_col;      /* FINAL: first state column in the input */
     int in_scale;           /* decimal scale of summed values */
+    bool respect_nulls;     /* first/last: a NULL value is a value (RESPECT NULLS, the default) */
+    bool ordered;           /* ORDER BY inside an order-sensitive call: rows are buffered, then fed sorted */
+    df__sortspec order;     /* ordered: the keys */
 } agg_def;
 
 typedef struct agg_priv {
@@ -88,7 +91,14 @@ typedef struct acc {
     df__aggm *more;         /* ACC_MORE: the accumulator */
     uint8_t *seen;          /* DISTINCT scratch per batch */
     int64_t seen_cap;
+    uint8_t *nul;           /* first/last respecting NULLs: the group's value is NULL */
+    df_vec **obuf;          /* ordered: buffered columns, ORD_COLS + keys per batch */
+    int64_t nob, obcap;     /* ordered: batches buffered / room */
+    df_xstate **ost;        /* ordered: key states */
 } acc;
+
+/* Columns buffered per batch by an ordered aggregate: group ids, value, second value, filter, then the keys. */
+enum { ORD_GID, ORD_V, ORD_V2, ORD_F, ORD_COLS };
 
 typedef struct agg_op {
     df_op base;
@@ -159,6 +169,10 @@ static df_errkind ensure_groups(agg_op *a, int64_t need, df_error *err) {
                 DF_TRY(grow_array((void **)&s->slen, a->cap, ncap, sizeof(int32_t), err));
                 bytes += 12;
             }
+        }
+        if (d->respect_nulls) {
+            DF_TRY(grow_array((void **)&s->nul, a->cap, ncap, 1, err));
+            bytes += 1;
         }
     }
     int64_t delta = bytes * (ncap - a->cap);
@@ -362,12 +376,12 @@ static df_errkind update_value(const agg_def *d, acc *s, const int32_t *g, const
 }
 
 /* DISTINCT: marks rows whose (group, value) pair was not seen before in skip[] (1 = skip). */
-static df_errkind distinct_filter(agg_op *a, acc *s, const df_vec *v, const df_vec *f, int64_t n, uint8_t *skip,
-                                  df_error *err) {
+static df_errkind distinct_filter(acc *s, const int32_t *gids, const df_vec *v, const df_vec *f, int64_t n,
+                                  uint8_t *skip, df_error *err) {
     df_vec *gv = NULL;
     df_errkind k = df_vec_new(df_type_int32(), n, 0, &gv, err);
     if (k) return k;
-    df__memcpy(gv->values->data, a->gids, (size_t)n * sizeof(int32_t));
+    df__memcpy(gv->values->data, gids, (size_t)n * sizeof(int32_t));
     df_vec_set_length(gv, n);
     df_vec *keys[2] = {gv, df_vec_retain((df_vec *)v)};
     uint64_t *h = df_malloc((size_t)(n ? n : 1) * sizeof(uint64_t));
@@ -404,41 +418,169 @@ static df_errkind distinct_filter(agg_op *a, acc *s, const df_vec *v, const df_v
     return k;
 }
 
-/* Feeds raw rows of one batch to aggregate i. */
-static df_errkind update_raw(agg_op *a, int32_t i, const df_batch *b, uint8_t *skip, df_error *err) {
+/*
+ * first_value / last_value respecting NULLs: decides which rows of the batch
+ * reach the accumulator (use[i]) and records groups whose value becomes
+ * NULL.  first: the first row of a group that has none yet; last: the last
+ * row of each group in the batch.  Claimed groups are marked by a negative
+ * count during the pass (c -> -(c + 1)) and restored after it.
+ */
+static void respect_nulls_pass(const agg_def *d, acc *s, const int32_t *g, const df_vec *v, const df_vec *f,
+                               const uint8_t *skip, int64_t n, uint8_t *use) {
+    bool last = d->acc == ACC_LAST;
+    memset(use, 0, (size_t)n);
+    for (int64_t j = 0; j < n; j++) {
+        int64_t i = last ? n - 1 - j : j;
+        if ((skip && skip[i]) || !feed(NULL, f, i)) continue;
+        int32_t gi = g[i];
+        if (s->cnt[gi] < 0 || (!last && s->cnt[gi] > 0)) continue;
+        bool is_null = v->type->id == DF_TYPE_NULL || !df_vec_is_valid(v, i);
+        s->nul[gi] = is_null;
+        if (is_null) s->cnt[gi] = -(s->cnt[gi] + 2);
+        else {
+            use[i] = 1;
+            s->cnt[gi] = -(s->cnt[gi] + 1);
+        }
+    }
+    for (int64_t i = 0; i < n; i++)
+        if (s->cnt[g[i]] < 0) s->cnt[g[i]] = -s->cnt[g[i]] - 1;
+    for (int64_t i = 0; i < n; i++) use[i] = !use[i]; /* as a skip mask */
+}
+
+/* Feeds evaluated rows (group ids g, value v, second value v2, filter f) to aggregate i. */
+static df_errkind feed_values(agg_op *a, int32_t i, const int32_t *g, int64_t n, const df_vec *v, const df_vec *v2,
+                              const df_vec *f, uint8_t *skip, df_error *err) {
+    const agg_priv *ap = a->base.node->priv;
+    const agg_def *d = &ap->aggs[i];
+    acc *s = &a->accs[i];
+    df_errkind k = DF_OK;
+    const uint8_t *sk = NULL;
+    if (d->distinct && v) {
+        DF_TRY(distinct_filter(s, g, v, f, n, skip, err));
+        sk = skip;
+    }
+    if (d->acc == ACC_MORE) return df__aggm_update(s->more, g, n, ap->ngroup ? a->gt.ngroups : 1, v, v2, f, sk, err);
+    switch (d->acc) {
+    case ACC_COUNT:
+        for (int64_t r = 0; r < n; r++)
+            if (!(sk && sk[r]) && feed(d->count_star ? NULL : v, f, r)) s->cnt[g[r]]++;
+        break;
+    case ACC_SUM_I64: case ACC_SUM_U64: case ACC_SUM_F64: case ACC_SUM_DEC: case ACC_AVG_F64: case ACC_AVG_DEC:
+        k = update_sum(d, s, g, v, f, sk, n, err);
+        break;
+    default:
+        if (d->respect_nulls) {
+            uint8_t *use = df_malloc((size_t)(n ? n : 1));
+            if (!use) return DF_OOM(err);
+            respect_nulls_pass(d, s, g, v, f, sk, n, use);
+            k = update_value(d, s, g, v, f, use, n, err);
+            df_free(use);
+        } else {
+            k = update_value(d, s, g, v, f, sk, n, err);
+        }
+        break;
+    }
+    return k;
+}
+
+/* Ordered aggregate: keeps one batch's evaluated columns (group ids, arguments, filter, keys) for the final sort. */
+static df_errkind buffer_ordered(agg_op *a, int32_t i, const df_batch *b, df_vec *v, df_vec *f, df_error *err) {
     const agg_priv *ap = a->base.node->priv;
     const agg_def *d = &ap->aggs[i];
     acc *s = &a->accs[i];
     int64_t n = b->nrows;
-    df_vec *v = NULL, *f = NULL;
+    int32_t oc = ORD_COLS + d->order.nkeys;
+    if (s->nob == s->obcap) {
+        int64_t ncap = s->obcap ? s->obcap * 2 : 16;
+        if (ncap > INT32_MAX / 2) return df_error_set(err, DF_ERR_LIMIT_EXCEEDED, "too many batches for an ordered aggregate");
+        df_vec **nb = df_realloc(s->obuf, (size_t)(ncap * oc) * sizeof(df_vec *));
+        if (!nb) return DF_OOM(err);
+        s->obuf = nb;
+        s->obcap = ncap;
+    }
+    df_vec **row = s->obuf + s->nob * oc;
+    memset(row, 0, (size_t)oc * sizeof(df_vec *));
+    df_errkind k = df_vec_new(df_type_int32(), n, 0, &row[ORD_GID], err);
+    if (!k) {
+        df__memcpy(row[ORD_GID]->values->data, a->gids, (size_t)n * sizeof(int32_t));
+        df_vec_set_length(row[ORD_GID], n);
+        row[ORD_V] = df_vec_retain(v);
+        row[ORD_F] = df_vec_retain(f);
+        if (d->arg2) k = df__xprog_eval_vec(d->arg2, a->ast2[i], b, &row[ORD_V2], err);
+    }
+    if (!k) k = df__sortspec_eval(&d->order, s->ost, b, row + ORD_COLS, err);
+    int64_t bytes = 0;
+    for (int32_t c = 0; c < oc; c++) bytes += df__vec_bytes(row[c]);
+    if (!k) k = df__exec_mem_reserve(a->base.ctx, bytes, err);
+    if (k) {
+        for (int32_t c = 0; c < oc; c++) df_vec_release(row[c]);
+        return k;
+    }
+    a->reserved += bytes;
+    s->nob++;
+    return DF_OK;
+}
+
+/* Ordered aggregate: sorts the buffered rows by the keys (ties keep input order) and feeds them in that order. */
+static df_errkind feed_ordered(agg_op *a, int32_t i, df_error *err) {
+    const agg_priv *ap = a->base.node->priv;
+    const agg_def *d = &ap->aggs[i];
+    acc *s = &a->accs[i];
+    if (!s->nob) return DF_OK;
+    int32_t oc = ORD_COLS + d->order.nkeys;
+    df_vec **cat = df_calloc((size_t)oc, sizeof(df_vec *));
+    df_vec **srt = df_calloc((size_t)oc, sizeof(df_vec *));
+    df_vec **one = df_calloc((size_t)s->nob, sizeof(df_vec *));
+    df_errkind k = cat && srt && one ? DF_OK : DF_OOM(err);
+    for (int32_t c = 0; c < oc && !k; c++) {
+        if (!s->obuf[c]) continue;
+        for (int64_t j = 0; j < s->nob; j++) one[j] = s->obuf[j * oc + c];
+        k = df__vec_concat(one, (int32_t)s->nob, &cat[c], err);
+    }
+    int64_t n = k ? 0 : cat[ORD_GID]->length;
+    if (!k && n > INT32_MAX) k = df_error_set(err, DF_ERR_LIMIT_EXCEEDED, "more than 2^31 rows in an ordered aggregate");
+    int32_t *idx = k ? NULL : df_malloc((size_t)(n ? n : 1) * sizeof(int32_t));
+    uint8_t *skip = k ? NULL : df_malloc((size_t)(n ? n : 1));
+    if (!k && (!idx || !skip)) k = DF_OOM(err);
+    if (!k) {
+        for (int64_t r = 0; r < n; r++) idx[r] = (int32_t)r;
+        k = df__sort_indices_in(a->base.ctx, &d->order, cat + ORD_COLS, idx, n, err);
+    }
+    for (int32_t c = 0; c < ORD_COLS && !k; c++)
+        if (cat[c]) k = df__vec_gather(cat[c], idx, n, &srt[c], err);
+    if (!k)
+        k = feed_values(a, i, DF_VEC_VALUES(srt[ORD_GID], int32_t), n, srt[ORD_V], srt[ORD_V2], srt[ORD_F], skip, err);
+    df_free(idx);
+    df_free(skip);
+    for (int32_t c = 0; c < oc; c++) {
+        if (cat) df_vec_release(cat[c]);
+        if (srt) df_vec_release(srt[c]);
+    }
+    df_free(cat);
+    df_free(srt);
+    df_free(one);
+    for (int64_t j = 0; j < s->nob * oc; j++) df_vec_release(s->obuf[j]);
+    s->nob = 0;
+    return k;
+}
+
+/* Feeds raw rows of one batch to aggregate i. */
+static df_errkind update_raw(agg_op *a, int32_t i, const df_batch *b, uint8_t *skip, df_error *err) {
+    const agg_priv *ap = a->base.node->priv;
+    const agg_def *d = &ap->aggs[i];
+    int64_t n = b->nrows;
+    df_vec *v = NULL, *f = NULL, *v2 = NULL;
     df_errkind k = DF_OK;
     if (d->arg) k = df__xprog_eval_vec(d->arg, a->ast[i], b, &v, err);
     if (!k && d->filter) k = df__xprog_eval_vec(d->filter, a->fst[i], b, &f, err);
-    const uint8_t *sk = NULL;
-    if (!k && d->distinct && v) {
-        k = distinct_filter(a, s, v, f, n, skip, err);
-        sk = skip;
-    }
-    if (!k && d->acc == ACC_MORE) {
-        df_vec *v2 = NULL;
-        if (d->arg2) k = df__xprog_eval_vec(d->arg2, a->ast2[i], b, &v2, err);
-        if (!k) k = df__aggm_update(s->more, a->gids, n, ap->ngroup ? a->gt.ngroups : 1, v, v2, f, sk, err);
-        df_vec_release(v2);
-    } else if (!k) {
-        switch (d->acc) {
-        case ACC_COUNT:
-            for (int64_t r = 0; r < n; r++)
-                if (!(sk && sk[r]) && feed(d->count_star ? NULL : v, f, r)) s->cnt[a->gids[r]]++;
-            break;
-        case ACC_SUM_I64: case ACC_SUM_U64: case ACC_SUM_F64: case ACC_SUM_DEC: case ACC_AVG_F64: case ACC_AVG_DEC:
-            k = update_sum(d, s, a->gids, v, f, sk, n, err);
-            break;
-        default:
-            k = update_value(d, s, a->gids, v, f, sk, n, err);
-            break;
-        }
+    if (!k && d->ordered) {
+        k = buffer_ordered(a, i, b, v, f, err);
+    } else {
+        if (!k && d->arg2) k = df__xprog_eval_vec(d->arg2, a->ast2[i], b, &v2, err);
+        if (!k) k = feed_values(a, i, a->gids, n, v, v2, f, skip, err);
     }
     df_vec_release(v);
+    df_vec_release(v2);
     df_vec_release(f);
     return k;
 }
@@ -544,6 +686,9 @@ static df_errkind consume(agg_op *a, df_error *err) {
     }
     df_op_close(a->child);
     a->child = NULL;
+    const agg_priv *ap = a->base.node->priv;
+    for (int32_t i = 0; i < ap->naggs; i++)
+        if (ap->aggs[i].ordered) DF_TRY(feed_ordered(a, i, err));
     a->consumed = true;
     return DF_OK;
 }
@@ -636,6 +781,11 @@ static df_errkind emit_final(agg_op *a, int32_t i, int64_t from, int64_t n, df_v
             }
         }
         if (!k) k = nulls_where_empty(v, s->cnt, from, n, err);
+        for (int64_t r = 0; r < n && !k && s->nul; r++) {
+            if (!s->nul[from + r]) continue;
+            k = df_vec_ensure_validity(v, n, err);
+            if (!k) df_bit_clear(v->validity->data, r);
+        }
     }
     }
     if (k) {
@@ -731,6 +881,16 @@ static void agg_close(df_op *op) {
             df_free(s->slen);
             df_free(s->sdata);
             df_free(s->seen);
+            df_free(s->nul);
+            if (s->obuf) {
+                int32_t oc = ORD_COLS + ap->aggs[i].order.nkeys;
+                for (int64_t j = 0; j < s->nob * oc; j++) df_vec_release(s->obuf[j]);
+                df_free(s->obuf);
+            }
+            if (s->ost) {
+                for (int32_t j = 0; j < ap->aggs[i].order.nkeys; j++) df__xstate_free(s->ost[j]);
+                df_free(s->ost);
+            }
             if (s->has_dset) df__gt_free(&s->dset);
             df__aggm_free(s->more);
         }
@@ -771,6 +931,12 @@ static df_errkind agg_open(df_pnode *n, df_exec_ctx *ctx, int32_t p, df_op *pare
         if (!k && d->filter) k = df__xstate_new(d->filter, &a->fst[i], err);
         if (!k && d->arg2) k = df__xstate_new(d->arg2, &a->ast2[i], err);
         if (!k && d->acc == ACC_MORE) k = df__aggm_new(d->la, ctx, &a->accs[i].more, err);
+        if (!k && d->ordered) {
+            acc *s = &a->accs[i];
+            s->ost = df_calloc((size_t)d->order.nkeys, sizeof(df_xstate *));
+            if (!s->ost) k = DF_OOM(err);
+            for (int32_t j = 0; j < d->order.nkeys && !k; j++) k = df__xstate_new(d->order.progs[j], &s->ost[j], err);
+        }
         if (!k && d->distinct && d->arg) {
             df_type *types[2] = {df_type_int32(), d->val_type};
             k = df__gt_init(&a->accs[i].dset, 2, types, ctx, err);
@@ -798,6 +964,7 @@ static void agg_destroy(df_pnode *n) {
         df__xprog_free(d->arg);
         df__xprog_free(d->arg2);
         df__xprog_free(d->filter);
+        df__sortspec_clear(&d->order);
         df_type_release(d->val_type);
         df_type_release(d->out_type);
         for (int32_t s = 0; s < d->nstate; s++) df_type_release(d->state_types[s]);
@@ -853,6 +1020,11 @@ static df_errkind define(const df_agg *la, agg_def *d, df_error *err) {
         d->acc = ACC_MORE;
         d->la = la;
         break;
+    }
+    d->respect_nulls = (d->acc == ACC_FIRST || d->acc == ACC_LAST) && !la->ignore_nulls;
+    if (la->norder > 0 && df_agg_fn_order_sensitive(la->fn)) {
+        DF_TRY(df__sortspec_init(&d->order, la->order, la->norder, err));
+        d->ordered = true;
     }
     if (d->acc >= ACC_MIN && df_type_is_nested(t))
         return df_error_set(err, DF_ERR_SQL_UNSUPPORTED, "min/max over nested types is not supported");
@@ -928,6 +1100,8 @@ df_errkind df__op_aggregate_new(df_pnode *input, const df_lnode *agg, df_agg_mod
             k = df__xprog_compile(la->arg2, &d->arg2, err);
         if (!k && d->acc == ACC_MORE && mode != DF_AGG_MODE_SINGLE)
             k = df_error_set(err, DF_ERR_INTERNAL, "%s runs in a single aggregation step", df_agg_fn_name(la->fn));
+        if (!k && mode != DF_AGG_MODE_SINGLE && df_agg_single_step(la) && d->acc != ACC_MORE)
+            k = df_error_set(err, DF_ERR_INTERNAL, "%s runs in a single aggregation step", la->name);
         if (!k && mode == DF_AGG_MODE_FINAL && d->distinct)
             k = df_error_set(err, DF_ERR_INTERNAL, "DISTINCT aggregates cannot be merged from partial states");
         d->state_col = state_col;

@@ -67,7 +67,7 @@ static df_errkind plan_aggregate(const df_lnode *n, df_exec_ctx *ctx, df_pnode *
     }
     bool distinct = false;
     for (int32_t a = 0; a < n->u.agg.naggs; a++)
-        distinct |= n->u.agg.aggs[a].distinct || df_agg_fn_single_step(n->u.agg.aggs[a].fn);
+        distinct |= df_agg_single_step(&n->u.agg.aggs[a]);
     if (in->partitions > 1 && !distinct) {
         k = df__op_aggregate_new(in, n, DF_AGG_MODE_PARTIAL, NULL, &in, err);
         if (!k) k = df__op_coalesce_new(in, &in, err);

@@ -59,6 +59,7 @@ static df_errkind check_plan(const df_lnode *n, int depth, df_error *err) {
         for (int32_t i = 0; i < n->u.agg.naggs; i++) {
             DF_TRY(check_expr(n->u.agg.aggs[i].arg, err));
             DF_TRY(check_expr(n->u.agg.aggs[i].filter, err));
+            for (int32_t j = 0; j < n->u.agg.aggs[i].norder; j++) DF_TRY(check_expr(n->u.agg.aggs[i].order[j].expr, err));
         }
         break;
     case DF_LN_JOIN:

@@ -55,6 +55,7 @@ const char *df_agg_fn_name(df_agg_fn fn) {
     case DF_AGG_MEDIAN: return "median";
     case DF_AGG_PERCENTILE: return "percentile_cont";
     case DF_AGG_STRING_AGG: return "string_agg";
+    case DF_AGG_APPROX_DISTINCT: return "approx_distinct";
     default: return "?";
     }
 }
@@ -78,6 +79,13 @@ const char *df_win_fn_name(const df_window *w) {
 }
 
 bool df_agg_fn_single_step(df_agg_fn fn) { return fn >= DF_AGG_LAST && fn < DF_AGG_COUNT_ID_; }
+bool df_agg_fn_order_sensitive(df_agg_fn fn) {
+    return fn == DF_AGG_FIRST || fn == DF_AGG_LAST || fn == DF_AGG_STRING_AGG;
+}
+bool df_agg_single_step(const df_agg *a) {
+    return a->distinct || df_agg_fn_single_step(a->fn) || (a->norder > 0 && df_agg_fn_order_sensitive(a->fn)) ||
+           (a->fn == DF_AGG_FIRST && !a->ignore_nulls);
+}
 
 /* ------------------------------------------------------------------------ */
 /* Containers                                                                */

@@ -154,6 +154,7 @@ typedef enum df_agg_fn {
     DF_AGG_MEDIAN,      /* exact median (integer midpoints truncate) */
     DF_AGG_PERCENTILE,  /* exact continuous percentile; arg2 = the fraction literal */
     DF_AGG_STRING_AGG,  /* concatenation in input order; arg2 = the delimiter literal */
+    DF_AGG_APPROX_DISTINCT, /* HyperLogLog estimate of the distinct non-NULL values (UInt64) */
     DF_AGG_COUNT_ID_,
 } df_agg_fn;
 
@@ -163,6 +164,9 @@ typedef struct df_agg {
     df_expr *arg2;          /* second input (covariance family: x) or parameter literal, else NULL */
     bool distinct;          /* aggregate over distinct values */
     df_expr *filter;        /* FILTER (WHERE ..) or NULL */
+    int32_t norder;         /* ORDER BY keys inside the call (over the input) */
+    struct df_sort_key *order;
+    bool ignore_nulls;      /* first_value / last_value IGNORE NULLS */
     df_type *type;          /* result type */
     bool nullable;          /* result may be NULL (count never is) */
     const char *name;       /* display name, e.g. "sum(t.a)" */
@@ -171,6 +175,10 @@ typedef struct df_agg {
 const char *df_agg_fn_name(df_agg_fn fn);
 /* True for aggregates whose states cannot be split into partial + final steps here. */
 bool df_agg_fn_single_step(df_agg_fn fn);
+/* True for aggregates whose result depends on the order of their input (ORDER BY inside the call matters). */
+bool df_agg_fn_order_sensitive(df_agg_fn fn);
+/* True when `a` must run in a single aggregation step (no partial states). */
+bool df_agg_single_step(const df_agg *a);
 
 /* ------------------------------------------------------------------------ */
 /* Plan nodes                                                                */

@@ -819,7 +819,7 @@ int df__bind_agg_fn(const ast_expr *call) {
         {"regr_avgy", DF_AGG_REGR_AVGY}, {"regr_sxx", DF_AGG_REGR_SXX}, {"regr_syy", DF_AGG_REGR_SYY},
         {"regr_sxy", DF_AGG_REGR_SXY}, {"median", DF_AGG_MEDIAN}, {"percentile_cont", DF_AGG_PERCENTILE},
         {"quantile_cont", DF_AGG_PERCENTILE}, {"approx_percentile_cont", DF_AGG_PERCENTILE},
-        {"string_agg", DF_AGG_STRING_AGG},
+        {"string_agg", DF_AGG_STRING_AGG}, {"approx_distinct", DF_AGG_APPROX_DISTINCT},
     };
     for (size_t i = 0; i < sizeof more / sizeof *more; i++)
         if (strcmp(n, more[i].name) == 0) return (int)more[i].fn;
@@ -828,7 +828,7 @@ int df__bind_agg_fn(const ast_expr *call) {
 
 /* Names of aggregate functions we recognise but do not compute yet. */
 static bool unsupported_agg_name(const char *n) {
-    static const char *const names[] = {"approx_distinct", "approx_median", "array_agg", "nth_value",
+    static const char *const names[] = {"approx_median", "array_agg", "nth_value",
                                         "grouping", "approx_percentile_cont_with_weight", NULL};
     for (const char *const *p = names; *p; p++)
         if (strcmp(*p, n) == 0) return true;
@@ -925,8 +925,8 @@ static df_errkind bind_more_agg_args(binder *b, const ast_expr *call, df_agg_fn 
             value_ast = args[0];
             param_ast = args[1];
         }
-    } else if (call->norder) {
-        return df__bind_error(b, DF_ERR_SQL_UNSUPPORTED, call->pos, "ORDER BY inside aggregates is not supported");
+    } else if (call->within_group) {
+        return df__bind_error(b, DF_ERR_SQL_TYPE, call->pos, "WITHIN GROUP is not supported for %s", fname);
     } else if (fn == DF_AGG_STRING_AGG) {
         if (nargs != 2) return df__bind_error(b, DF_ERR_SQL_TYPE, call->pos, "string_agg takes a value and a delimiter");
         value_ast = args[0];
@@ -949,13 +949,16 @@ static df_errkind bind_more_agg_args(binder *b, const ast_expr *call, df_agg_fn 
     df_type *rt = NULL;
     if (fn == DF_AGG_LAST) {
         rt = df_type_retain((df_type *)t);
+    } else if (fn == DF_AGG_APPROX_DISTINCT) {
+        /* Hashable scalars; floats and decimals are refused as DataFusion does. */
+        if (df_type_is_floating(t) || df_type_is_nested(t) || t->id == DF_TYPE_DECIMAL128 ||
+            t->id == DF_TYPE_DECIMAL256 || t->id == DF_TYPE_INTERVAL_MDN)
+            return df__bind_error(b, DF_ERR_SQL_TYPE, call->pos, "approx_distinct does not accept %s",
+                                  type_name(t, tn, sizeof tn));
+        rt = df_type_uint64();
     } else if (fn >= DF_AGG_BIT_AND && fn <= DF_AGG_BIT_XOR) {
-        if (t->id == DF_TYPE_NULL) {
-            a->arg = df__bind_coerce(b, a->arg, df_type_int64(), call->pos);
-            if (!a->arg) return b->err->kind;
-            t = a->arg->type;
-        }
-        if (!df_type_is_integer(t))
+        /* bit_*(NULL) is NULL of type Null */
+        if (!df_type_is_integer(t) && t->id != DF_TYPE_NULL)
             return df__bind_error(b, DF_ERR_SQL_TYPE, call->pos, "%s does not accept %s", fname, type_name(t, tn, sizeof tn));
         rt = df_type_retain((df_type *)t);
     } else if (fn == DF_AGG_MEDIAN) {
@@ -1005,7 +1008,7 @@ static df_errkind bind_more_agg_args(binder *b, const ast_expr *call, df_agg_fn 
     }
     a->type = df__bind_keep(b, rt);
     if (!a->type) return b->err->kind;
-    a->nullable = fn != DF_AGG_REGR_COUNT;
+    a->nullable = fn != DF_AGG_REGR_COUNT && fn != DF_AGG_APPROX_DISTINCT;
     return DF_OK;
 }
 
@@ -1017,10 +1020,25 @@ df_errkind df__bind_aggregate_call(binder *b, const ast_expr *call, const bctx *
                           df_agg_fn_name(fn));
     if (ctx->in_agg) return df__bind_error(b, DF_ERR_SQL_TYPE, call->pos, "aggregate calls cannot be nested");
     bool more = df_agg_fn_single_step(fn);
-    if (call->norder && !more)
-        return df__bind_error(b, DF_ERR_SQL_UNSUPPORTED, call->pos, "ORDER BY inside aggregates is not supported");
+    if (call->within_group && !more)
+        return df__bind_error(b, DF_ERR_SQL_TYPE, call->pos, "WITHIN GROUP is not supported for %s", df_agg_fn_name(fn));
     bctx in = {.scope = ag->input, .agg = NULL, .allow_agg = false, .in_agg = true, .clause = "aggregate argument"};
-    df_agg a = {.fn = fn, .distinct = call->flag};
+    df_agg a = {.fn = fn, .distinct = call->flag, .ignore_nulls = call->null_treatment == 1};
+    if (call->norder && !call->within_group) {
+        /* ORDER BY inside the call: kept for every aggregate (it is part of the name); only order-sensitive ones use it. */
+        a.order = df__lplan_alloc(b->plan, (size_t)call->norder * sizeof *a.order);
+        if (!a.order) return DF_OOM(b->err);
+        bctx oc = in;
+        oc.clause = "aggregate ORDER BY";
+        for (int32_t i = 0; i < call->norder; i++) {
+            const ast_order *o = &call->order[i];
+            a.order[i].expr = df__bind_expr(b, o->expr, &oc);
+            if (!a.order[i].expr) return b->err ? b->err->kind : DF_ERR_INTERNAL;
+            a.order[i].desc = o->desc;
+            a.order[i].nulls_first = o->nulls == 1 || (o->nulls == 0 && o->desc);
+        }
+        a.norder = call->norder;
+    }
     if (more) {
         if (call->star_arg) return df__bind_error(b, DF_ERR_SQL_SYNTAX, call->pos, "only count accepts `*`");
         DF_TRY(bind_more_agg_args(b, call, fn, &in, &a));
@@ -1083,10 +1101,18 @@ df_errkind df__bind_aggregate_call(binder *b, const ast_expr *call, const bctx *
         if (!k) k = df__expr_display(a.arg2, &name, b->err);
     }
     if (!k) k = df_buf_append_char(&name, ')', b->err);
+    if (!k && a.ignore_nulls) k = df_buf_append_str(&name, " IGNORE NULLS", b->err);
     if (!k && a.filter) {
         k = df_buf_append_str(&name, " FILTER (WHERE ", b->err);
         if (!k) k = df__expr_display(a.filter, &name, b->err);
         if (!k) k = df_buf_append_char(&name, ')', b->err);
+    }
+    for (int32_t i = 0; !k && i < a.norder; i++) {
+        k = df_buf_append_str(&name, i ? ", " : " ORDER BY [", b->err);
+        if (!k) k = df__expr_display(a.order[i].expr, &name, b->err);
+        if (!k) k = df_buf_printf(&name, b->err, " %s NULLS %s", a.order[i].desc ? "DESC" : "ASC",
+                                  a.order[i].nulls_first ? "FIRST" : "LAST");
+        if (!k && i == a.norder - 1) k = df_buf_append_char(&name, ']', b->err);
     }
     if (!k) {
         a.name = df__bind_strdup(b, name.data);
@@ -1099,7 +1125,11 @@ df_errkind df__bind_aggregate_call(binder *b, const ast_expr *call, const bctx *
         bool same_arg = ((!o->arg && !a.arg) || (o->arg && a.arg && df__expr_equal(o->arg, a.arg))) &&
                         ((!o->arg2 && !a.arg2) || (o->arg2 && a.arg2 && df__expr_equal(o->arg2, a.arg2)));
         bool same_filter = (!o->filter && !a.filter) || (o->filter && a.filter && df__expr_equal(o->filter, a.filter));
-        if (o->fn == a.fn && o->distinct == a.distinct && same_arg && same_filter) {
+        bool same_order = o->norder == a.norder && o->ignore_nulls == a.ignore_nulls;
+        for (int32_t j = 0; same_order && j < a.norder; j++)
+            same_order = o->order[j].desc == a.order[j].desc && o->order[j].nulls_first == a.order[j].nulls_first &&
+                         df__expr_equal(o->order[j].expr, a.order[j].expr);
+        if (o->fn == a.fn && o->distinct == a.distinct && same_arg && same_filter && same_order) {
             *index = ag->ngroup + i;
             return DF_OK;
         }

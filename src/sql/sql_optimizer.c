@@ -688,6 +688,8 @@ static df_lnode *prune_aggregate(opt *o, df_lnode *n, const bool *req, int32_t *
         if (n->u.agg.aggs[a].arg) df__expr_columns(n->u.agg.aggs[a].arg, creq, in->ncols);
         if (n->u.agg.aggs[a].arg2) df__expr_columns(n->u.agg.aggs[a].arg2, creq, in->ncols);
         if (n->u.agg.aggs[a].filter) df__expr_columns(n->u.agg.aggs[a].filter, creq, in->ncols);
+        for (int32_t j = 0; j < n->u.agg.aggs[a].norder; j++)
+            df__expr_columns(n->u.agg.aggs[a].order[j].expr, creq, in->ncols);
     }
     df_lnode *nin = prune(o, in, creq, cmap);
     if (!nin) return NULL;
@@ -711,6 +713,15 @@ static df_lnode *prune_aggregate(opt *o, df_lnode *n, const bool *req, int32_t *
         if (aggs[k].arg && !(aggs[k].arg = remap(o, aggs[k].arg, cmap, in->ncols))) return NULL;
         if (aggs[k].arg2 && !(aggs[k].arg2 = remap(o, aggs[k].arg2, cmap, in->ncols))) return NULL;
         if (aggs[k].filter && !(aggs[k].filter = remap(o, aggs[k].filter, cmap, in->ncols))) return NULL;
+        if (aggs[k].norder) {
+            df_sort_key *ok = df__lplan_alloc(o->p, (size_t)aggs[k].norder * sizeof *ok);
+            if (!ok) return oom(o);
+            for (int32_t j = 0; j < aggs[k].norder; j++) {
+                ok[j] = aggs[k].order[j];
+                if (!(ok[j].expr = remap(o, ok[j].expr, cmap, in->ncols))) return NULL;
+            }
+            aggs[k].order = ok;
+        }
         c->cols[ng + k] = n->cols[ng + a];
         map[ng + a] = ng + k;
         k++;

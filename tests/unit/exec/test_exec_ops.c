@@ -88,6 +88,21 @@ DF_TEST(aggregate_statistics_and_holistic) {
     TU_EXPECT_ERROR(cat, "SELECT percentile_cont(x, 1.5) FROM t", DF_ERR_SQL_TYPE);
     TU_EXPECT_ERROR(cat, "SELECT string_agg(s, g) FROM t", DF_ERR_SQL_TYPE);
     TU_EXPECT_ERROR(cat, "SELECT bit_and(y) FROM t", DF_ERR_SQL_TYPE);
+    /* ORDER BY inside calls; first/last respect NULLs unless IGNORE NULLS. */
+    tu_table_from_sql(cat, "o", "SELECT * FROM (VALUES ('a', 3, 'x'), (NULL, 1, 'x'), ('c', 2, 'x'), ('d', 4, 'y')) "
+                                "AS o(k, v, g)", 2);
+    TU_EXPECT(cat, "SELECT g, string_agg(k, ',' ORDER BY v DESC), first_value(k ORDER BY v), "
+                   "first_value(k ORDER BY v) IGNORE NULLS, last_value(k ORDER BY v DESC) FROM o GROUP BY g ORDER BY g",
+              "x|a,c|NULL|c|NULL\ny|d|d|d|d");
+    TU_EXPECT(cat, "SELECT string_agg(DISTINCT g, '-' ORDER BY g DESC) FILTER (WHERE v > 1) FROM o", "y-x");
+    /* approx_distinct: exact on small inputs, 0 over no values. */
+    TU_EXPECT(cat, "SELECT approx_distinct(k), approx_distinct(g), approx_distinct(v) FILTER (WHERE v > 9) FROM o",
+              "3|2|0");
+    TU_EXPECT(cat, "SELECT approx_distinct(a.d * 10 + b.d), approx_distinct(b.d) FROM "
+                   "(VALUES (0), (1), (2), (3), (4), (5), (6), (7), (8), (9)) AS a(d), "
+                   "(VALUES (0), (1), (2), (3), (4), (5), (6), (7), (8), (9)) AS b(d)",
+              "100|10");
+    TU_EXPECT_ERROR(cat, "SELECT approx_distinct(CAST(v AS DOUBLE)) FROM o", DF_ERR_SQL_TYPE);
     df_catalog_free(cat);
 }
 
