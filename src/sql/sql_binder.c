@@ -1102,7 +1102,9 @@ static df_lnode *bind_select(binder *b, const ast_select *s, const ast_order *or
     bctx ctx = {.scope = &scope, .allow_agg = false, .clause = "SELECT"};
     df_expr **agg_group = NULL;
     if (grouping) {
-        int32_t *key_of = df__lplan_alloc(b->plan, (size_t)(s->ngroup + 1) * sizeof *key_of);
+        /* GROUP BY ALL walks the select items, so size for whichever list is walked. */
+        int32_t nkeys = s->group_all ? s->nitems : s->ngroup;
+        int32_t *key_of = df__lplan_alloc(b->plan, (size_t)(nkeys + 1) * sizeof *key_of);
         if (!key_of) return df__bind_oom(b);
         if (bind_group_keys(b, s, &scope, &ag, key_of)) return NULL;
         agg_group = ag.group;

@@ -65,6 +65,8 @@ DF_TEST(clause_aliases) {
     TU_EXPECT_ERROR(cat, "SELECT g FROM t QUALIFY x > 1", DF_ERR_SQL_TYPE);
     TU_EXPECT(cat, "SELECT * FROM t GROUP BY g, x ORDER BY x", "a|1\na|2\nb|3");
     TU_EXPECT_ERROR(cat, "SELECT * FROM t GROUP BY g", DF_ERR_SQL_TYPE);
+    /* GROUP BY ALL keys on every non-aggregate item; more items than an explicit list would have. */
+    TU_EXPECT(cat, "SELECT g, x % 2 AS p, upper(g) AS u, count(*) FROM t GROUP BY ALL ORDER BY g, p", "a|0|A|1\na|1|A|1\nb|1|B|1");
     df_catalog_free(cat);
 }
 
