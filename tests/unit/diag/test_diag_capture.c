@@ -341,7 +341,14 @@ DF_TEST(perf_backend_samples_or_says_why_not) {
     DF_ASSERT_EQ_INT(st.backend, DF_DIAG_BACKEND_PERF);
     DF_ASSERT(strstr(st.backend_reason, "perf_event_paranoid=") != NULL);
     printf("  perf: samples %llu effective %.0f Hz\n", (unsigned long long)st.samples, st.effective_hz);
-    DF_ASSERT(st.samples >= 300 && st.samples <= 450); /* 2 threads x 200 ms at 1000 Hz */
+    /*
+     * 2 threads x 200 ms CPU at 1000 Hz is 400 intervals.  The upper bound
+     * catches double counting; the lower one is loose because the kernel
+     * lowers perf_event_max_sample_rate on its own when sampling interrupts
+     * run long (sanitizer builds on a loaded machine), without a LOST record.
+     */
+    DF_ASSERT(st.samples <= 450);
+    DF_ASSERT(st.samples + st.samples_lost >= 100);
     DF_ASSERT(st.samples_unwound * 10 >= st.samples * 9);
 }
 
