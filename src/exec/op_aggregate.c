@@ -759,6 +759,8 @@ static df_errkind emit_final(agg_op *a, int32_t i, int64_t from, int64_t n, df_v
     }
     default: {
         int32_t w = val_width(d);
+        /* min/max/first of untyped NULLs: a Null vector has no buffers, only its length. */
+        if (d->out_type->id == DF_TYPE_NULL) break;
         if (d->out_type->id == DF_TYPE_BOOL) {
             memset(v->values->data, 0, (size_t)df_bitmap_bytes(n));
             for (int64_t r = 0; r < n; r++)

@@ -190,6 +190,8 @@ static void add_thread(vm *m, int l, uint32_t pc0, size_t pos) {
 }
 
 static bool class_has(const df__regex *re, const df__rx_inst *in, uint32_t cp) {
+    /* An empty class (a set operation can empty one) may own no ranges at all. */
+    if (in->y == 0) return false;
     const df__rx_range *r = re->ranges + in->x;
     uint32_t lo = 0, hi = in->y;
     while (lo < hi) {

@@ -67,6 +67,9 @@ DF_TEST(clause_aliases) {
     TU_EXPECT_ERROR(cat, "SELECT * FROM t GROUP BY g", DF_ERR_SQL_TYPE);
     /* GROUP BY ALL keys on every non-aggregate item; more items than an explicit list would have. */
     TU_EXPECT(cat, "SELECT g, x % 2 AS p, upper(g) AS u, count(*) FROM t GROUP BY ALL ORDER BY g, p", "a|0|A|1\na|1|A|1\nb|1|B|1");
+    /* min of untyped NULLs is a Null column, which has no value buffers to fill. */
+    TU_EXPECT(cat, "SELECT DISTINCT 'yz', min(NULL) FROM t", "yz|NULL");
+    TU_EXPECT(cat, "SELECT g, max(NULL) FROM t GROUP BY g ORDER BY g", "a|NULL\nb|NULL");
     df_catalog_free(cat);
 }
 

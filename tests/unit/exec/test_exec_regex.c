@@ -68,6 +68,8 @@ DF_TEST(regex_literals_classes_and_escapes) {
     DF_ASSERT_EQ_STR(rx("[[:^digit:]]+", 0, "12ab3"), "2-4");
     DF_ASSERT_EQ_STR(rx("[a-z&&[^aeiou]]+", 0, "aebcdo"), "2-5");
     DF_ASSERT_EQ_STR(rx("[a-z--b]+", 0, "bacb"), "1-3");
+    /* A set operation can leave a class empty: it matches nothing, and has no ranges to search. */
+    DF_ASSERT_EQ_STR(rx("x[a--a]|y", 0, "xay"), "2-3");
     DF_ASSERT_EQ_STR(rx("[\\d\\s]+", 0, "x1 2y"), "1-4");
     DF_ASSERT_EQ_STR(rx("\\x41\\x{42}\\u0043\\n\\t", 0, "ABC\n\t"), "0-5");
     DF_ASSERT_EQ_STR(rx("\\.\\*\\+\\?\\(\\)\\[\\]\\{\\}\\^\\$\\|\\\\", 0, ".*+?()[]{}^$|\\"), "0-14");
