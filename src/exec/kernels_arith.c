@@ -14,8 +14,8 @@
  * Semantics follow DataFusion/arrow: integer + - * wrap around in two's
  * complement (9223372036854775807 + 1 is -9223372036854775808, as
  * DataFusion's wrapping kernels); integer division truncates toward
- * zero; x / 0 and x % 0 fail with DF_ERR_DIVISION_BY_ZERO; MIN / -1 and
- * -MIN fail with DF_ERR_NUMERIC_OVERFLOW; MIN % -1 is 0; float
+ * zero; x / 0 and x % 0 fail with DF_ERR_DIVISION_BY_ZERO; MIN / -1
+ * fails with DF_ERR_NUMERIC_OVERFLOW; -MIN wraps to MIN; MIN % -1 is 0; float
  * arithmetic is IEEE (x / 0.0 is infinity); decimal operands are rescaled
  * to the result scale exactly and the result is checked against 128 bits.
  */
@@ -209,31 +209,22 @@ DEFINE_UNARY(bnot_u64, uint64_t, ~p)
 DEFINE_UNARY(neg_f32, float, -p)
 DEFINE_UNARY(neg_f64, double, -p)
 
-/* Checked negation: MIN has no positive counterpart. */
-#define DEFINE_NEG(NAME, T, MINV)                                                            \
+/* Wrapping negation, as DataFusion's column kernels: -MIN is MIN (the builtin stores the wrapped result). */
+#define DEFINE_NEG(NAME, T)                                                                  \
     static df_errkind NAME(const df_kargs *k, const df_xreg *a, int32_t na, df_xreg *out) {  \
         bin b;                                                                               \
         DF_TRY(bin_begin(k, a, na, &b));                                                     \
         T *o = (T *)(void *)b.v->values->data;                                               \
         const T *x = DF_XV(&a[0], T);                                                        \
-        int bad = 0;                                                                         \
-        for (int64_t i = 0; i < b.n; i++) {                                                  \
-            bad |= x[i] == (T)(MINV);                                                        \
-            o[i] = (T)(0 - (x[i] == (T)(MINV) ? 0 : x[i]));                                  \
-        }                                                                                    \
-        if (bad)                                                                             \
-            DF_FOR_SEL(k, i, {                                                               \
-                if (row_counts(k, b.v, i) && x[i] == (T)(MINV))                              \
-                    return fail(k, b.v, DF_ERR_NUMERIC_OVERFLOW, "integer overflow in negation"); \
-            });                                                                              \
+        for (int64_t i = 0; i < b.n; i++) (void)__builtin_sub_overflow((T)0, x[i], &o[i]);   \
         df__kernel_done(k, b.v, out);                                                         \
         return DF_OK;                                                                        \
     }
 
-DEFINE_NEG(neg_i8, int8_t, INT8_MIN)
-DEFINE_NEG(neg_i16, int16_t, INT16_MIN)
-DEFINE_NEG(neg_i32, int32_t, INT32_MIN)
-DEFINE_NEG(neg_i64, int64_t, INT64_MIN)
+DEFINE_NEG(neg_i8, int8_t)
+DEFINE_NEG(neg_i16, int16_t)
+DEFINE_NEG(neg_i32, int32_t)
+DEFINE_NEG(neg_i64, int64_t)
 
 /* ------------------------------------------------------------------------ */
 /* Floats                                                                    */

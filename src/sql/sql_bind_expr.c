@@ -897,6 +897,20 @@ static bool is_numeric_or_null(const df_type *t) {
     return t->id == DF_TYPE_NULL || df_type_is_integer(t) || df_type_is_floating(t) || df__sqlt_decimal_ps(t, &p, &s);
 }
 
+
+/*
+ * An aggregate's input under FILTER (WHERE f) is evaluated only where f holds
+ * (as DataFusion does): `sum(1 / x) FILTER (WHERE x <> 0)` must not divide by
+ * zero on the rows the filter drops.  CASE WHEN f THEN x END evaluates x only
+ * on those rows; its NULLs elsewhere are never aggregated, since the
+ * aggregate still skips the rows f rejects.  Columns and literals cannot fail.
+ */
+static df_expr *filter_guarded(binder *b, df_expr *filter, df_expr *x) {
+    if (!filter || !x || x->kind == DF_EX_COLUMN || x->kind == DF_EX_LITERAL) return x;
+    df_expr *args[2] = {filter, x};
+    return df__expr_new(b->plan, DF_EX_CASE, x->type, true, 2, args, b->err);
+}
+
 /*
  * Arguments of the single-step aggregates: the statistics take numbers (as
  * Float64), the covariance family two of them (y, x), bit_* integers,
@@ -1120,6 +1134,16 @@ df_errkind df__bind_aggregate_call(binder *b, const ast_expr *call, const bctx *
     }
     df_buf_free(&name);
     if (k) return k;
+    if (a.filter) {
+        bool had_arg = a.arg, had_arg2 = a.arg2;
+        a.arg = filter_guarded(b, a.filter, a.arg);
+        /* Elsewhere arg2 is a parameter literal the aggregate reads once, not an input. */
+        if (fn >= DF_AGG_COVAR_SAMP && fn <= DF_AGG_REGR_SXY) a.arg2 = filter_guarded(b, a.filter, a.arg2);
+        if ((had_arg && !a.arg) || (had_arg2 && !a.arg2)) return b->err->kind ? b->err->kind : DF_ERR_INTERNAL;
+        for (int32_t i = 0; i < a.norder; i++)
+            if (!(a.order[i].expr = filter_guarded(b, a.filter, a.order[i].expr)))
+                return b->err->kind ? b->err->kind : DF_ERR_INTERNAL;
+    }
     for (int32_t i = 0; i < ag->naggs; i++) {
         df_agg *o = &ag->aggs[i];
         bool same_arg = ((!o->arg && !a.arg) || (o->arg && a.arg && df__expr_equal(o->arg, a.arg))) &&

@@ -27,6 +27,7 @@ typedef struct bsubq {
     const char *mark;           /* correlated: column that is non-NULL when a group matched, or NULL */
     const char *dflt;           /* correlated: column with the value over no rows (count() = 0, ...) */
     bool negate;                /* EXISTS / IN marks: the expression is NOT mark */
+    const char *unknown;        /* correlated IN marks: column true where an unmatched IN is NULL, else NULL */
     const char **quant;         /* ANY / ALL by aggregates: columns min, max, count(v), count(*), else NULL */
     struct bsubq *next;
 } bsubq;

@@ -12,7 +12,8 @@
  *   (q)                   -> LEFT join with q, whose value becomes a hidden column; an
  *                            uncorrelated q must return at most one row (checked when run)
  *   EXISTS (q), x IN (q)  -> LEFT MARK join: a hidden Boolean column, true when the
- *                            row has a match (false otherwise, as DataFusion's marks)
+ *                            row has a match; for IN NULL when a NULL leaves it unknown
+ *                            (SQL's three values, where DataFusion's marks say false)
  *
  * Correlation.  q's FROM is bound first; then each conjunct of q's WHERE
  * is classified by the columns it names: inner (q's FROM), outer (the
@@ -317,62 +318,97 @@ static df_expr *is_null(binder *b, df_expr *x) {
 }
 
 /*
- * x [NOT] IN (q) onto *node: a semi join, a null-aware anti join, or with
- * mark_name a LEFT MARK join (true when matched, else false, as DataFusion
- * marks; e->negated is applied when the mark is read).  Correlated NOT IN is an anti join on
- * (x = v OR x IS NULL OR v IS NULL) AND the correlation, which is exactly
- * NOT IN's three-valued meaning per outer row.
+ * Correlated x [NOT] IN (q) onto *node, when q is a plain one-column SELECT
+ * whose WHERE names outer columns (*done tells; otherwise nothing is joined).
+ * The inner side is q's FROM and inner conjuncts with q's value appended; the
+ * condition is the correlation AND, by `cond`:
+ *   IN_MATCH    x = v (a semi join, or the mark of a match)
+ *   IN_ANTI     x = v OR x IS NULL OR v IS NULL (the anti join of NOT IN:
+ *               exactly NOT IN's three-valued meaning per outer row)
+ *   IN_UNKNOWN  x IS NULL OR v IS NULL (the mark of a row whose IN is NULL
+ *               unless it matched)
  */
-static df_errkind in_join(binder *b, const ast_expr *e, const char *mark_name, df_lnode **node, bool **hidden) {
+typedef enum in_cond { IN_MATCH, IN_ANTI, IN_UNKNOWN } in_cond;
+
+static df_errkind corr_in_join(binder *b, const ast_expr *e, const ast_select *s, in_cond cond,
+                               const char *mark_name, df_lnode **node, bool **hidden, bool *done) {
+    *done = false;
+    bscope outer = {.ncols = (*node)->ncols, .cols = (*node)->cols, .hidden = *hidden};
+    corr_split cs;
+    DF_TRY(split_correlated(b, s, &outer, true, &cs));
+    if (cs.ncorr == 0) return DF_OK;
+    bctx octx = {.scope = &outer, .clause = "IN"};
+    df_expr *x = df__bind_expr(b, e->a, &octx);
+    if (!x) return berr(b);
+    bscope is = {.ncols = cs.inner->ncols, .cols = cs.inner->cols, .hidden = cs.inner_hidden};
+    bctx ictx = {.scope = &is, .clause = "subquery SELECT"};
+    df_expr *v = df__bind_expr(b, s->items[0].expr, &ictx);
+    if (!v) return berr(b);
+    int32_t ni = cs.inner->ncols;
+    df_expr **ex = df__lplan_alloc(b->plan, (size_t)(ni + 1) * sizeof(df_expr *));
+    df_lcol *cols = df__lplan_alloc(b->plan, (size_t)(ni + 1) * sizeof(df_lcol));
+    if (!ex || !cols) return DF_OOM(b->err);
+    for (int32_t i = 0; i < ni; i++) {
+        ex[i] = df__expr_column(b->plan, i, &cs.inner->cols[i], b->err);
+        if (!ex[i]) return berr(b);
+        cols[i] = cs.inner->cols[i];
+    }
+    ex[ni] = v;
+    cols[ni] = (df_lcol){.name = "__in_value", .type = v->type, .nullable = true};
+    df_lnode *inner = df__bind_project_node(b, cs.inner, ex, cols, ni + 1);
+    bool *ih = extend_hidden(b, cs.inner_hidden, ni, 1);
+    if (!inner || !ih) return berr(b);
+    df_expr *vc = df__expr_column(b->plan, (*node)->ncols + ni, &cols[ni], b->err);
+    df_expr *eq = vc ? equality(b, x, vc, e->pos) : NULL;
+    if (!eq) return berr(b);
+    if (cond != IN_MATCH) {
+        df_expr *alts[3] = {eq, is_null(b, x), is_null(b, vc)};
+        if (!alts[1] || !alts[2]) return berr(b);
+        /* IN_UNKNOWN leaves out the equality (alts + 1). */
+        eq = cond == IN_ANTI ? df__expr_new(b->plan, DF_EX_OR, df_type_bool(), true, 3, alts, b->err)
+                             : df__expr_new(b->plan, DF_EX_OR, df_type_bool(), true, 2, alts + 1, b->err);
+        if (!eq) return berr(b);
+    }
+    df_join_type t = mark_name ? DF_JOIN_LEFT_MARK : cond == IN_ANTI ? DF_JOIN_LEFT_ANTI : DF_JOIN_LEFT_SEMI;
+    *done = true;
+    return join_with(b, t, node, hidden, inner, ih, cs.corr, cs.ncorr, &eq, 1, false, false, mark_name);
+}
+
+/*
+ * x [NOT] IN (q) onto *node: a semi join, a null-aware anti join, or with
+ * mark_name a LEFT MARK join (e->negated is applied when the mark is read).
+ * Marks are three-valued as IN is: true when matched, NULL when not matched
+ * but a NULL on either side leaves the answer unknown, false otherwise.  An
+ * uncorrelated mark is a null-aware mark join; a correlated one, whose
+ * unknown is per outer row, is two marks: the match (mark_name) and
+ * *unknown_name (set to NULL when not used), read as
+ * CASE WHEN match THEN true WHEN unknown THEN NULL ELSE false END.
+ */
+static df_errkind in_join(binder *b, const ast_expr *e, const char *mark_name, const char **unknown_name,
+                          df_lnode **node, bool **hidden) {
     bool negated = e->negated;
+    const ast_select *s = plain_select(e->query, false);
+    if (s && !select_aggregates(s) && !s->distinct && s->nitems == 1 && s->items[0].expr->kind != AE_STAR) {
+        bool done;
+        in_cond cond = negated && !mark_name ? IN_ANTI : IN_MATCH;
+        DF_TRY(corr_in_join(b, e, s, cond, mark_name, node, hidden, &done));
+        if (done) {
+            if (mark_name) DF_TRY(corr_in_join(b, e, s, IN_UNKNOWN, *unknown_name, node, hidden, &done));
+            return DF_OK;
+        }
+    }
+    if (unknown_name) *unknown_name = NULL;
     df_join_type t = mark_name ? DF_JOIN_LEFT_MARK : negated ? DF_JOIN_LEFT_ANTI : DF_JOIN_LEFT_SEMI;
     bscope outer = {.ncols = (*node)->ncols, .cols = (*node)->cols, .hidden = *hidden};
     bctx octx = {.scope = &outer, .clause = "IN"};
     df_expr *x = df__bind_expr(b, e->a, &octx);
     if (!x) return berr(b);
-    const ast_select *s = plain_select(e->query, false);
-    if (s && !select_aggregates(s) && !s->distinct && s->nitems == 1 && s->items[0].expr->kind != AE_STAR) {
-        corr_split cs;
-        DF_TRY(split_correlated(b, s, &outer, true, &cs));
-        if (cs.ncorr > 0) {
-            /* inner' = inner columns ++ [the selected value]; condition: x = value AND correlated conjuncts. */
-            bscope is = {.ncols = cs.inner->ncols, .cols = cs.inner->cols, .hidden = cs.inner_hidden};
-            bctx ictx = {.scope = &is, .clause = "subquery SELECT"};
-            df_expr *v = df__bind_expr(b, s->items[0].expr, &ictx);
-            if (!v) return berr(b);
-            int32_t ni = cs.inner->ncols;
-            df_expr **ex = df__lplan_alloc(b->plan, (size_t)(ni + 1) * sizeof(df_expr *));
-            df_lcol *cols = df__lplan_alloc(b->plan, (size_t)(ni + 1) * sizeof(df_lcol));
-            if (!ex || !cols) return DF_OOM(b->err);
-            for (int32_t i = 0; i < ni; i++) {
-                ex[i] = df__expr_column(b->plan, i, &cs.inner->cols[i], b->err);
-                if (!ex[i]) return berr(b);
-                cols[i] = cs.inner->cols[i];
-            }
-            ex[ni] = v;
-            cols[ni] = (df_lcol){.name = "__in_value", .type = v->type, .nullable = true};
-            df_lnode *inner = df__bind_project_node(b, cs.inner, ex, cols, ni + 1);
-            bool *ih = extend_hidden(b, cs.inner_hidden, ni, 1);
-            if (!inner || !ih) return berr(b);
-            df_expr *vc = df__expr_column(b->plan, (*node)->ncols + ni, &cols[ni], b->err);
-            df_expr *eq = vc ? equality(b, x, vc, e->pos) : NULL;
-            if (!eq) return berr(b);
-            if (negated && !mark_name) {
-                df_expr *alts[3] = {eq, is_null(b, x), is_null(b, vc)};
-                if (!alts[1] || !alts[2]) return berr(b);
-                eq = df__expr_new(b->plan, DF_EX_OR, df_type_bool(), true, 3, alts, b->err);
-                if (!eq) return berr(b);
-            }
-            return join_with(b, t, node, hidden, inner, ih, cs.corr, cs.ncorr, &eq, 1, false, false, mark_name);
-        }
-    }
     df_lnode *inner = bind_whole(b, e->query, 1, e->pos);
     if (!inner) return berr(b);
     df_expr *vc = df__expr_column(b->plan, (*node)->ncols, &inner->cols[0], b->err);
     df_expr *eq = vc ? equality(b, x, vc, e->pos) : NULL;
     if (!eq) return berr(b);
-    /* Marks are plain matched / not matched (DataFusion's mark join: no NULL marks). */
-    return join_with(b, t, node, hidden, inner, NULL, NULL, 0, &eq, 1, negated && !mark_name, false, mark_name);
+    return join_with(b, t, node, hidden, inner, NULL, NULL, 0, &eq, 1, negated || mark_name, false, mark_name);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -554,7 +590,12 @@ static df_errkind mark_join(binder *b, const ast_expr *e, df_lnode **node, bool 
             as_in.kind = AE_IN_SUBQUERY;   /* x = ANY (q) is x IN (q), x <> ALL (q) NOT IN */
             as_in.negated = e->flag;
         }
-        DF_TRY(in_join(b, &as_in, name, node, hidden));
+        const char *unknown = subq_name(b, id, "_unknown");
+        if (!unknown) return berr(b);
+        DF_TRY(in_join(b, &as_in, name, &unknown, node, hidden));
+        DF_TRY(remember(b, e, name, NULL, NULL));
+        b->subqs->unknown = unknown;
+        return DF_OK;
     }
     return remember(b, e, name, NULL, NULL);
 }
@@ -821,6 +862,21 @@ df_expr *df__bind_subquery_column(binder *b, const ast_expr *e, const bctx *ctx)
         return NULL;
     }
     df_expr *v = df__expr_column(b->plan, vi, &sc->cols[vi], b->err);
+    if (v && s->unknown) {
+        /* CASE WHEN matched THEN true WHEN unknown THEN NULL ELSE false END (see in_join) */
+        int32_t ui = scope_find(sc, s->unknown);
+        if (ui < 0) {
+            df__bind_error(b, DF_ERR_SQL_UNSUPPORTED, e->pos, "IN subqueries are not supported in %s",
+                           ctx->clause ? ctx->clause : "this position");
+            return NULL;
+        }
+        df_expr *args[5] = {v, bool_lit(b, 1), df__expr_column(b->plan, ui, &sc->cols[ui], b->err), bool_lit(b, -1),
+                            bool_lit(b, 0)};
+        for (int i = 0; i < 5; i++)
+            if (!args[i]) return NULL;
+        v = df__expr_new(b->plan, DF_EX_CASE, df_type_bool(), true, 5, args, b->err);
+        if (v) v->has_else = true;
+    }
     if (v && s->negate) return df__expr_new(b->plan, DF_EX_NOT, df_type_bool(), true, 1, &v, b->err);
     if (!v || di < 0) return v;
     /* CASE WHEN matched IS NOT NULL THEN value ELSE value-over-no-rows END */
@@ -929,7 +985,7 @@ df_errkind df__bind_where(binder *b, const ast_expr *where, df_lnode **node, boo
         } else if (c->kind == AE_IN_SUBQUERY) {
             ast_expr flipped = *c;
             flipped.negated = neg != c->negated;
-            DF_TRY(in_join(b, &flipped, NULL, node, hidden));
+            DF_TRY(in_join(b, &flipped, NULL, NULL, node, hidden));
         } else {
             rest[nrest++] = list[i];
         }

@@ -95,6 +95,11 @@ DF_TEST(aggregate_statistics_and_holistic) {
                    "first_value(k ORDER BY v) IGNORE NULLS, last_value(k ORDER BY v DESC) FROM o GROUP BY g ORDER BY g",
               "x|a,c|NULL|c|NULL\ny|d|d|d|d");
     TU_EXPECT(cat, "SELECT string_agg(DISTINCT g, '-' ORDER BY g DESC) FILTER (WHERE v > 1) FROM o", "y-x");
+    /* The input of a filtered aggregate is evaluated only on the rows the filter keeps. */
+    TU_EXPECT(cat, "SELECT sum(10 / x) FILTER (WHERE x <> 0), count(10 % x) FILTER (WHERE x > 0), "
+                   "string_agg(CAST(100 / x AS VARCHAR), ',' ORDER BY 10 / x) FILTER (WHERE x <> 0) "
+                   "FROM (VALUES (0), (2), (5), (0)) AS t(x)",
+              "7|2|20,50");
     /* approx_distinct: exact on small inputs, 0 over no values. */
     TU_EXPECT(cat, "SELECT approx_distinct(k), approx_distinct(g), approx_distinct(v) FILTER (WHERE v > 9) FROM o",
               "3|2|0");
@@ -133,9 +138,16 @@ DF_TEST(subqueries_in_expressions) {
               "a|0|NULL\nb|2|30\nc|1|5\nd|0|NULL");
     TU_EXPECT(cat, "SELECT s FROM t WHERE id > (SELECT min(id) FROM u) ORDER BY s", "c");
     TU_EXPECT_ERROR(cat, "SELECT (SELECT v FROM u) FROM t", DF_ERR_EXECUTION);
-    /* EXISTS / IN as values (mark joins), and under OR. */
+    /* EXISTS / IN as values (mark joins), and under OR.  IN is three-valued: d's id is NULL. */
     TU_EXPECT(cat, "SELECT s, id IN (SELECT id FROM u), NOT EXISTS (SELECT 1 FROM u WHERE u.v = t.id) FROM t ORDER BY s",
-              "a|false|false\nb|true|true\nc|true|true\nd|false|true");
+              "a|false|false\nb|true|true\nc|true|true\nd|NULL|true");
+    /* Correlated IN as a value: NULL where the row's set holds a NULL or its x is NULL and the set is not empty. */
+    TU_EXPECT(cat, "SELECT s, id IN (SELECT u.id FROM u WHERE u.v > t.id * 4), "
+              "id NOT IN (SELECT u.id FROM u WHERE u.v > t.id * 4) FROM t ORDER BY s",
+              "a|false|true\nb|true|false\nc|false|true\nd|false|true");
+    TU_EXPECT(cat, "SELECT s, id IN (SELECT n.id FROM n WHERE n.id IS NULL OR n.id >= t.id), "
+              "id NOT IN (SELECT n.id FROM n WHERE n.id IS NULL OR n.id >= t.id) FROM t ORDER BY s",
+              "a|NULL|NULL\nb|true|false\nc|NULL|NULL\nd|NULL|NULL");
     TU_EXPECT(cat, "SELECT s FROM t WHERE id = 1 OR id IN (SELECT id FROM u WHERE v < 10) ORDER BY s", "a\nc");
     /* Nested: a subquery inside the subquery's WHERE. */
     TU_EXPECT(cat,
