@@ -838,7 +838,8 @@ static df_errkind cast_duration_interval(const df_kargs *k, const df_xreg *a, in
         return e;
     }
     int64_t mul = 1000000000LL / per_sec[ca->from->unit];
-    for (int64_t i = 0; i < k->n; i++) {
+    /* Selected rows only: a CASE branch not taken must not fail. */
+    DF_FOR_SEL(k, i, {
         int64_t x = DF_VEC_VALUES(a[0].vec, int64_t)[a[0].is_const ? 0 : i], ns = 0;
         if (__builtin_mul_overflow(x, mul, &ns) && out_valid(v, i)) {
             df_vec_release(v);
@@ -847,7 +848,7 @@ static df_errkind cast_duration_interval(const df_kargs *k, const df_xreg *a, in
         uint8_t *p = v->values->data + i * 16;
         memset(p, 0, 8);
         df__memcpy(p + 8, &ns, 8);
-    }
+    });
     df__kernel_done(k, v, out);
     return DF_OK;
 }

@@ -288,7 +288,8 @@ static df_errkind date_trunc_k(const df_kargs *k, const df_xreg *a, int32_t na, 
         df_vec_release(v);
         return df_error_set(k->err, DF_ERR_EXECUTION, "unsupported date_trunc granularity '%.*s'", pn > 32 ? 32 : pn, ps);
     }
-    for (int64_t i = 0; i < k->n; i++) {
+    /* Selected rows only: a CASE branch not taken must not fail. */
+    DF_FOR_SEL(k, i, {
         int64_t x = DF_VEC_VALUES(a[1].vec, int64_t)[a[1].is_const ? 0 : i];
         if (!fits_ns(x, t->unit)) {
             /* DataFusion truncates in nanoseconds and refuses what does not fit them. */
@@ -324,7 +325,7 @@ static df_errkind date_trunc_k(const df_kargs *k, const df_xreg *a, int32_t na, 
             return df_error_set(k->err, DF_ERR_NUMERIC_OVERFLOW, "date_trunc result is out of the timestamp range");
         }
         DF_VEC_VALUES(v, int64_t)[i] = r;
-    }
+    });
     df__kernel_done(k, v, out);
     return DF_OK;
 }

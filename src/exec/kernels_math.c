@@ -172,8 +172,22 @@ static df_errkind abs_k(const df_kargs *k, const df_xreg *a, int32_t na, df_xreg
     }
     }
     if (bad) {
-        df_vec_release(v);
-        return df_error_set(k->err, DF_ERR_NUMERIC_OVERFLOW, "integer overflow in abs");
+        /* Only a selected row counts (a CASE branch not taken must not fail); abs(MIN) stays negative. */
+        int32_t w = df_type_width(x->type);
+        bool real = false;
+        DF_FOR_SEL(k, i, {
+            if (!real && (!v->validity || df_bit_get(v->validity->data, i))) {
+                const uint8_t *p = o + i * w;
+                real = w == 1 ? *(const int8_t *)p < 0
+                     : w == 2 ? *(const int16_t *)(const void *)p < 0
+                     : w == 4 ? *(const int32_t *)(const void *)p < 0
+                              : *(const int64_t *)(const void *)p < 0;
+            }
+        });
+        if (real) {
+            df_vec_release(v);
+            return df_error_set(k->err, DF_ERR_NUMERIC_OVERFLOW, "integer overflow in abs");
+        }
     }
     df__kernel_done(k, v, out);
     return DF_OK;

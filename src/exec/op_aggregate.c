@@ -274,6 +274,8 @@ overflow:
 
 /* Total-order float key for min/max. */
 static inline int64_t fkey(double d) {
+    /* Every NaN is the greatest value, whatever its sign bit (0.0 / 0.0 sets it on x86). */
+    if (d != d) return INT64_MAX;
     int64_t b;
     df__memcpy(&b, &d, 8);
     return b ^ (int64_t)((uint64_t)(b >> 63) >> 1);
@@ -281,7 +283,7 @@ static inline int64_t fkey(double d) {
 
 static df_errkind store_string(acc *s, int32_t gi, const uint8_t *p, int32_t len, df_error *err) {
     DF_TRY(DF_ARRAY_RESERVE(s->sdata, s->sdcap, s->sdlen + len, 4096, err));
-    df__memcpy(s->sdata + s->sdlen, p, (size_t)len);
+    if (len) df__memcpy(s->sdata + s->sdlen, p, (size_t)len); /* sdata stays NULL while only '' was seen */
     s->soff[gi] = s->sdlen;
     s->slen[gi] = len;
     s->sdlen += len;
@@ -775,7 +777,7 @@ static df_errkind emit_final(agg_op *a, int32_t i, int64_t from, int64_t n, df_v
             int64_t pos = 0;
             o[0] = 0;
             for (int64_t r = 0; r < n && !k; r++) {
-                if (s->cnt[from + r]) {
+                if (s->cnt[from + r] && s->slen[from + r]) {
                     df__memcpy(v->data->data + pos, s->sdata + s->soff[from + r], (size_t)s->slen[from + r]);
                     pos += s->slen[from + r];
                 }

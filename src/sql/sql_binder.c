@@ -671,6 +671,10 @@ static df_errkind bind_group_keys(binder *b, const ast_select *s, const bscope *
                 if (k < 1 || k > s->nitems || s->items[k - 1].expr->kind == AE_STAR)
                     return df__bind_error(b, DF_ERR_SQL_TYPE, e->pos, "GROUP BY position %" PRId64 " is not in the select list", k);
                 e = s->items[k - 1].expr;
+            } else if (e->kind == AE_UNARY && e->op == TK_MINUS && e->a->kind == AE_INTEGER) {
+                /* A negative integer is a position too (as DataFusion and DuckDB read it), never in range. */
+                return df__bind_error(b, DF_ERR_SQL_TYPE, e->pos, "GROUP BY position -%s is not in the select list",
+                                      e->a->text);
             } else if (e->kind == AE_COLUMN && e->name.n == 1 && !scope_has_column(scope, e->name.parts[0])) {
                 const ast_select_item *it = item_by_alias(s, e);
                 if (it) e = it->expr;

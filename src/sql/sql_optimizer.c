@@ -66,6 +66,16 @@ static bool is_null_lit(const df_expr *e) { return e->kind == DF_EX_LITERAL && e
 
 static df_expr *fold_expr(opt *o, df_expr *e);
 
+static bool null_propagating(df_fn fn) {
+    switch (fn) {
+    case DF_FN_ADD: case DF_FN_SUB: case DF_FN_MUL: case DF_FN_DIV: case DF_FN_MOD:
+    case DF_FN_EQ: case DF_FN_NE: case DF_FN_LT: case DF_FN_LE: case DF_FN_GT: case DF_FN_GE:
+        return true;
+    default:
+        return false;
+    }
+}
+
 /* AND/OR simplification after folding operands. */
 static df_expr *fold_logic(opt *o, df_expr *e) {
     bool is_and = e->kind == DF_EX_AND;
@@ -116,6 +126,13 @@ static df_expr *fold_expr(opt *o, df_expr *e) {
             }
         }
         if (c) e = c;
+    }
+    /* x op NULL is NULL for comparisons and arithmetic without evaluating x (as DataFusion's simplifier). */
+    if (e->kind == DF_EX_FUNC && e->nargs == 2 && (is_null_lit(e->args[0]) || is_null_lit(e->args[1])) &&
+        null_propagating(e->fn) && !df__expr_volatile(e)) {
+        df_expr *n = df__expr_null(o->p, e->type, o->err);
+        if (n) n->display = e->display;
+        return n;
     }
     if (!df__expr_is_constant(e) || df__expr_volatile(e)) return e;
     df_scalar v = {0};
@@ -170,9 +187,42 @@ static df_expr **fold_array(opt *o, df_expr **es, int32_t n, bool *changed) {
     return out;
 }
 
+static bool is_empty(const df_lnode *n) { return n->kind == DF_LN_EMPTY && !n->u.empty.one_row; }
+
+/*
+ * Whether n has no rows because an input has none (known while planning,
+ * as when a WHERE folds to false).  Its other inputs are then never run, as
+ * DataFusion skips them: EXCEPT of an empty left side does not evaluate the
+ * right one.
+ */
+static bool empty_by_input(const df_lnode *n) {
+    switch (n->kind) {
+    case DF_LN_FILTER:
+    case DF_LN_PROJECT:
+    case DF_LN_SORT:
+    case DF_LN_LIMIT:
+    case DF_LN_WINDOW:
+        return is_empty(n->inputs[0]);
+    case DF_LN_AGGREGATE:
+        return n->u.agg.ngroup > 0 && is_empty(n->inputs[0]);
+    case DF_LN_JOIN: {
+        bool l = is_empty(n->inputs[0]), r = is_empty(n->inputs[1]);
+        switch (n->u.join.type) {
+        case DF_JOIN_INNER: case DF_JOIN_LEFT_SEMI: case DF_JOIN_RIGHT_SEMI: return l || r;
+        case DF_JOIN_LEFT: case DF_JOIN_LEFT_ANTI: case DF_JOIN_LEFT_MARK: return l;
+        case DF_JOIN_RIGHT: case DF_JOIN_RIGHT_ANTI: return r;
+        default: return l && r;
+        }
+    }
+    default:
+        return false;
+    }
+}
+
 static df_lnode *fold(opt *o, df_lnode *n) {
     n = fold_inputs(o, n);
     if (!n) return NULL;
+    if (empty_by_input(n)) return empty_like(o, n);
     bool changed = false;
     switch (n->kind) {
     case DF_LN_FILTER: {
@@ -200,6 +250,27 @@ static df_lnode *fold(opt *o, df_lnode *n) {
         if (f == n->u.join.filter) return n;
         df_lnode *c = clone_lnode(o, n);
         if (c) c->u.join.filter = is_bool_lit(f, true) ? NULL : f;
+        return c;
+    }
+    case DF_LN_AGGREGATE: {
+        /* Aggregate inputs and filters fold like projections (x + NULL must not evaluate x). */
+        int32_t na = n->u.agg.naggs;
+        df_agg *aggs = df__lplan_alloc(o->p, (size_t)(na ? na : 1) * sizeof *aggs);
+        if (!aggs) return oom(o);
+        for (int32_t i = 0; i < na; i++) {
+            aggs[i] = n->u.agg.aggs[i];
+            df_expr **slots[2] = {&aggs[i].arg, &aggs[i].filter};
+            for (int j = 0; j < 2; j++) {
+                if (!*slots[j]) continue;
+                df_expr *f = fold_expr(o, *slots[j]);
+                if (!f) return NULL;
+                changed |= f != *slots[j];
+                *slots[j] = f;
+            }
+        }
+        if (!changed) return n;
+        df_lnode *c = clone_lnode(o, n);
+        if (c) c->u.agg.aggs = aggs;
         return c;
     }
     case DF_LN_VALUES: {

@@ -73,6 +73,22 @@ DF_TEST(division_by_zero_and_overflow) {
     TU_EXPECT(cat, "SELECT 1.0 / 0.0", "inf");
     /* NULL rows never raise errors. */
     TU_EXPECT(cat, "SELECT CAST(NULL AS BIGINT) / 0", "NULL");
+    /* Nor do rows of a CASE branch not taken; a taken one does. */
+    TU_EXPECT(cat, "SELECT CASE WHEN id > 0 THEN id ELSE abs(-9223372036854775807 - id) END FROM people WHERE id = 1",
+              "1");
+    TU_EXPECT_ERROR(cat, "SELECT CASE WHEN id < 0 THEN id ELSE abs(-9223372036854775807 - id) END FROM people WHERE id = 1",
+                    DF_ERR_NUMERIC_OVERFLOW);
+    /* x op NULL is NULL without evaluating x (DataFusion simplifies it away while planning). */
+    TU_EXPECT(cat, "SELECT count(*), sum(CAST(id * 1000 AS TINYINT) + CAST(NULL AS INT)) FROM people "
+                   "WHERE CAST(id * 1000 AS TINYINT) <> TRY_CAST('x' AS SMALLINT) OR id = 1", "1|NULL");
+    /* An input known empty while planning leaves the other side of EXCEPT / INTERSECT / a join unrun. */
+    TU_EXPECT(cat, "SELECT id FROM people WHERE 1 = 2 EXCEPT SELECT 1 / (id - id) FROM people", "");
+    TU_EXPECT(cat, "SELECT count(*) FROM (SELECT id FROM people WHERE NULL INTERSECT SELECT 1 / (id - id) FROM people)",
+              "0");
+    TU_EXPECT(cat, "SELECT CASE WHEN id > 0 THEN NULL ELSE date_trunc('day', to_timestamp_seconds(9000000000000 + id)) END "
+                   "FROM people WHERE id = 1", "NULL");
+    TU_EXPECT_ERROR(cat, "SELECT CASE WHEN id < 0 THEN NULL ELSE date_trunc('day', to_timestamp_seconds(9000000000000 + id)) "
+                         "END FROM people WHERE id = 1", DF_ERR_NUMERIC_OVERFLOW);
     df_catalog_free(cat);
 }
 
