@@ -568,6 +568,7 @@ static bool parse_decimal_text(const char *s, int32_t n, int scale, df_i128 *out
     bool neg = false, any = false;
     if (i < n && (s[i] == '-' || s[i] == '+')) neg = s[i++] == '-';
     df_i128 v = 0;
+    const df_i128 cap = p10(37); /* v * 10 + 9 stays within 38 digits below it */
     int frac = 0, exp10 = 0;
     bool dot = false, round_up = false, more = false;
     for (; i < n; i++) {
@@ -585,7 +586,7 @@ static bool parse_decimal_text(const char *s, int32_t n, int scale, df_i128 *out
             more = true;
             continue;
         }
-        if (v > (df_i128)1e36) return false;
+        if (v >= cap) return false; /* a 39th digit: beyond every decimal's 38 */
         v = v * 10 + (c - '0');
         if (dot) frac++;
     }
@@ -605,7 +606,7 @@ static bool parse_decimal_text(const char *s, int32_t n, int scale, df_i128 *out
     int shift = scale - frac + exp10;
     if (shift >= 0) {
         for (int k = 0; k < shift; k++) {
-            if (v > (df_i128)1e37) return false;
+            if (v >= cap) return false;
             v *= 10;
         }
     } else {

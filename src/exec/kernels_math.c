@@ -47,6 +47,29 @@ static df_errkind unary_float(const df_kargs *k, const df_xreg *a, int32_t na, d
     return DF_OK;
 }
 
+/* Fails on the first selected, non-NULL row where bad(x, y) holds (a domain error). */
+static df_errkind domain_check(const df_kargs *k, const df_xreg *a, int32_t na, df_vec *v,
+                               bool (*bad)(double, double), const char *what) {
+    DF_FOR_SEL(k, i, {
+        if (v->validity && !df_bit_get(v->validity->data, i)) continue;
+        if (bad(rd(&a[0], i), na > 1 ? rd(&a[1], i) : 0))
+            return df_error_set(k->err, DF_ERR_EXECUTION, "%s", what);
+    });
+    return DF_OK;
+}
+
+static bool zero_to_negative(double x, double y) { return x == 0 && y < 0; }
+static bool negative(double x, double y) { return (void)y, x < 0; }
+
+/* sqrt: a negative operand is a domain error (as DataFusion), not NaN. */
+static df_errkind sqrt_k(const df_kargs *k, const df_xreg *a, int32_t na, df_xreg *out) {
+    df_vec *v;
+    DF_TRY(math_begin(k, a, na, &v));
+    for (int64_t i = 0; i < k->n; i++) wd(v, i, sqrt(rd(&a[0], i)));
+    df_errkind e = domain_check(k, a, na, v, negative, "cannot take square root of a negative number");
+    return df__kernel_finish(k, v, e, out);
+}
+
 static df_errkind binary_float(const df_kargs *k, const df_xreg *a, int32_t na, df_xreg *out) {
     df_fn fn = (df_fn)(intptr_t)k->aux;
     df_vec *v;
@@ -62,8 +85,10 @@ static df_errkind binary_float(const df_kargs *k, const df_xreg *a, int32_t na, 
         }
         wd(v, i, r);
     }
-    df__kernel_done(k, v, out);
-    return DF_OK;
+    df_errkind e = fn == DF_FN_POWER ? domain_check(k, a, na, v, zero_to_negative,
+                                                    "zero raised to a negative power is undefined")
+                                     : DF_OK;
+    return df__kernel_finish(k, v, e, out);
 }
 
 /* round / trunc / ceil / floor on floats, with optional digits. */
@@ -125,8 +150,17 @@ static df_errkind round_decimal(const df_kargs *k, const df_xreg *a, int32_t na,
         }
         o[i] = t * q;
     }
-    df__kernel_done(k, v, out);
-    return DF_OK;
+    /* Rounding up can carry past the type's precision (ceil(9.23) in DECIMAL(3, 2)). */
+    df_i128 lim = p10(k->type->precision) - 1;
+    df_errkind e = DF_OK;
+    DF_FOR_SEL(k, i, {
+        if ((fn == DF_FN_CEIL || fn == DF_FN_FLOOR) && (o[i] > lim || o[i] < -lim) &&
+            (!v->validity || df_bit_get(v->validity->data, i))) {
+            e = df_error_set(k->err, DF_ERR_NUMERIC_OVERFLOW, "Decimal overflow while applying %s", df_fn_name(fn));
+            break;
+        }
+    });
+    return df__kernel_finish(k, v, e, out);
 }
 
 /* abs for every numeric type; integer MIN fails. */
@@ -238,7 +272,7 @@ static df_errkind int_math(const df_kargs *k, const df_xreg *a, int32_t na, df_x
         }
         case DF_FN_FACTORIAL:
             if (x < 0) {
-                r = 1;
+                if (valid) e = df_error_set(k->err, DF_ERR_EXECUTION, "factorial of a negative number is undefined");
                 break;
             }
             r = 1;
@@ -299,7 +333,6 @@ df_errkind df__kernels_math(const df_expr *call, df_kernel *out, df_error *err) 
     const df_type *t = call->nargs ? call->args[0]->type : NULL;
     dfn1 f = NULL;
     switch (fn) {
-    case DF_FN_SQRT: f = sqrt; break;
     case DF_FN_CBRT: f = cbrt; break;
     case DF_FN_EXP: f = exp; break;
     case DF_FN_LN: f = log; break;
@@ -329,16 +362,18 @@ df_errkind df__kernels_math(const df_expr *call, df_kernel *out, df_error *err) 
     }
     switch (fn) {
     case DF_FN_ABS: out->fn = abs_k; out->can_error = true; return DF_OK;
+    case DF_FN_SQRT: out->fn = sqrt_k; out->can_error = true; return DF_OK;
     case DF_FN_ROUND: case DF_FN_TRUNC: case DF_FN_CEIL: case DF_FN_FLOOR:
         out->fn = df_type_is_decimal(t) ? round_decimal : round_float;
         out->aux = (void *)(intptr_t)fn;
+        out->can_error = df_type_is_decimal(t);
         if (df_type_is_decimal(t) && t->id != DF_TYPE_DECIMAL128)
             return df_error_set(err, DF_ERR_SQL_UNSUPPORTED, "decimal256 rounding is not supported");
         return DF_OK;
     case DF_FN_POWER:
         out->fn = df_type_is_integer(t) ? int_math : binary_float;
         out->aux = (void *)(intptr_t)fn;
-        out->can_error = df_type_is_integer(t);
+        out->can_error = true;
         return DF_OK;
     case DF_FN_ATAN2: case DF_FN_NANVL: case DF_FN_LOG:
         out->fn = binary_float;

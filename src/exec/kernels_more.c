@@ -512,19 +512,25 @@ static int b64val(uint8_t c) {
     return -1;
 }
 
-/* 0 hex, 1 base64 (padded), 2 base64 without padding; -1 unknown. */
+/* 0 hex, 1 base64 (encodes without padding), 2 base64pad (with); -1 unknown.  Both base64s decode either. */
 static int encoding_of(const uint8_t *f, int32_t n) {
     if (n == 3 && casecmp_n((const char *)f, "hex", 3) == 0) return 0;
     if (n == 6 && casecmp_n((const char *)f, "base64", 6) == 0) return 1;
-    if (n == 9 && casecmp_n((const char *)f, "base64pad", 9) == 0) return 1;
+    if (n == 9 && casecmp_n((const char *)f, "base64pad", 9) == 0) return 2;
     return -1;
 }
+
+static const char *const encoding_names[] = {"hex", "base64", "base64pad"};
 
 static df_errkind encode_k(const df_kargs *k, const df_xreg *a, int32_t na, df_xreg *out) {
     df_fn fn = (df_fn)(intptr_t)k->aux;
     df__sbuilder sb;
     DF_TRY(df__sb_begin(&sb, k, a, na, k->n * 16));
     df_errkind e = DF_OK;
+    if (a[1].is_const && !df_xreg_valid(&a[1], 0)) {
+        df__sb_abort(&sb);
+        return df_error_set(k->err, DF_ERR_EXECUTION, "Encoding must be a non-null string");
+    }
     DF_FOR_SEL(k, i, {
         if (e) break;
         if (!row_valid(sb.v, i)) continue;
@@ -533,12 +539,13 @@ static df_errkind encode_k(const df_kargs *k, const df_xreg *a, int32_t na, df_x
         const uint8_t *f = df_vec_bytes(a[1].vec, a[1].is_const ? 0 : i, &fn_len);
         int enc = encoding_of(f, fn_len);
         if (enc < 0) {
-            e = df_error_set(k->err, DF_ERR_EXECUTION, "unsupported encoding '%.*s' (hex, base64)",
+            e = df_error_set(k->err, DF_ERR_EXECUTION, "unsupported encoding '%.*s' (hex, base64, base64pad)",
                              fn_len > 20 ? 20 : fn_len, f);
             break;
         }
         if (fn == DF_FN_ENCODE) {
             int64_t olen = enc == 0 ? 2 * (int64_t)n : 4 * (((int64_t)n + 2) / 3);
+            bool pad = enc == 2;
             if ((e = df__sb_reserve(&sb, olen))) break;
             uint8_t *d = sb.v->data->data + sb.pos;
             int64_t w = 0;
@@ -550,8 +557,8 @@ static df_errkind encode_k(const df_kargs *k, const df_xreg *a, int32_t na, df_x
                     uint32_t x = (uint32_t)s[j] << 16 | (j + 1 < n ? (uint32_t)s[j + 1] << 8 : 0) | (j + 2 < n ? s[j + 2] : 0);
                     d[w++] = (uint8_t)b64[x >> 18];
                     d[w++] = (uint8_t)b64[(x >> 12) & 63];
-                    d[w++] = j + 1 < n ? (uint8_t)b64[(x >> 6) & 63] : '=';
-                    d[w++] = j + 2 < n ? (uint8_t)b64[x & 63] : '=';
+                    if (j + 1 < n || pad) d[w++] = j + 1 < n ? (uint8_t)b64[(x >> 6) & 63] : '=';
+                    if (j + 2 < n || pad) d[w++] = j + 2 < n ? (uint8_t)b64[x & 63] : '=';
                 }
             }
             df__sb_commit(&sb, i, w);
@@ -559,30 +566,38 @@ static df_errkind encode_k(const df_kargs *k, const df_xreg *a, int32_t na, df_x
             if ((e = df__sb_reserve(&sb, n))) break;
             uint8_t *d = sb.v->data->data + sb.pos;
             int64_t w = 0;
-            bool bad = false;
+            const char *why = NULL;
             if (enc == 0) {
-                bad = !df_hex_decode((const char *)s, (size_t)n, d);
+                if (n % 2) why = "Odd number of digits";
+                else if (!df_hex_decode((const char *)s, (size_t)n, d)) why = "Invalid character";
                 w = n / 2;
             } else {
+                /* Strict as Rust's base64: a lone final symbol or nonzero leftover bits are errors. */
                 uint32_t acc = 0;
-                int bits = 0;
-                for (int32_t j = 0; !bad && j < n; j++) {
-                    if (s[j] == '=') break;
+                int bits = 0, sym = 0;
+                int32_t j = 0;
+                for (; !why && j < n && s[j] != '='; j++) {
                     int c = b64val(s[j]);
                     if (c < 0) {
-                        bad = true;
+                        why = "Invalid symbol";
                         break;
                     }
                     acc = (acc << 6) | (uint32_t)c;
                     bits += 6;
+                    sym++;
                     if (bits >= 8) {
                         bits -= 8;
                         d[w++] = (uint8_t)(acc >> bits);
                     }
                 }
+                for (int32_t q = j; !why && q < n; q++)
+                    if (s[q] != '=' || q - j >= 2) why = "Invalid padding";
+                if (!why && sym % 4 == 1) why = "Invalid input length";
+                if (!why && bits && (acc & ((1u << bits) - 1))) why = "Invalid last symbol";
             }
-            if (bad) {
-                e = df_error_set(k->err, DF_ERR_EXECUTION, "invalid %s input to decode", enc == 0 ? "hex" : "base64");
+            if (why) {
+                e = df_error_set(k->err, DF_ERR_EXECUTION, "Failed to decode value using %s: %s",
+                                 encoding_names[enc], why);
                 break;
             }
             df__sb_commit(&sb, i, w);

@@ -749,12 +749,17 @@ static df_errkind emit_final(agg_op *a, int32_t i, int64_t from, int64_t n, df_v
         break;
     case ACC_AVG_DEC: {
         df_i128 mul = pow10_i128(d->out_type->scale - d->in_scale);
+        df_i128 lim = pow10_i128(38) - 1;
         for (int64_t r = 0; r < n && !k; r++) {
             int64_t c = s->cnt[from + r];
-            df_i128 x = ((df_i128 *)s->sum)[from + r];
-            df_i128 lim = ((df_i128)1 << 126) / (mul ? mul : 1);
-            if (c && (x > lim || x < -lim)) k = df_error_set(err, DF_ERR_NUMERIC_OVERFLOW, "decimal overflow in avg");
-            DF_VEC_VALUES(v, df_i128)[r] = c ? x * mul / c : 0;
+            df_i128 x = ((df_i128 *)s->sum)[from + r], t = 0, u;
+            /* x * mul / c without forming x * mul: (x / c) * mul + (x % c) * mul / c, truncating alike. */
+            if (c && (__builtin_mul_overflow(x / c, mul, &t) || __builtin_mul_overflow(x % c, mul, &u) ||
+                      __builtin_add_overflow(t, u / c, &t) || t > lim || t < -lim)) {
+                k = df_error_set(err, DF_ERR_NUMERIC_OVERFLOW, "decimal overflow in avg");
+                break;
+            }
+            DF_VEC_VALUES(v, df_i128)[r] = t;
         }
         if (!k) k = nulls_where_empty(v, s->cnt, from, n, err);
         break;

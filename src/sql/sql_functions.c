@@ -19,7 +19,7 @@ typedef enum sig {
     SIG_SAME_NUM,       /* abs: (num) -> same */
     SIG_ROUND,          /* round/trunc: (num [, int64]) -> float or same decimal */
     SIG_CEIL_FLOOR,     /* (num) -> float or same decimal */
-    SIG_POWER,          /* (num, num) -> int64 for ints, else float64 */
+    SIG_POWER,          /* (num, num) -> float64 */
     SIG_LOG,            /* log(x) | log(base, x) -> float64 */
     SIG_FLOAT2,         /* (num, num) -> float64: atan2, nanvl */
     SIG_NONE_FLOAT,     /* () -> float64: pi, random */
@@ -333,7 +333,7 @@ df_expr *df__bind_resolve_fn(binder *b, df_fn fn, df_expr **args, int32_t n, int
     case SIG_POWER:
         if (!numeric_or_null(args[0]->type)) return type_error(b, fn, pos, args[0]->type);
         if (!numeric_or_null(args[1]->type)) return type_error(b, fn, pos, args[1]->type);
-        ret = (int_or_null(args[0]->type) && int_or_null(args[1]->type)) ? i64 : f64;
+        ret = f64; /* DataFusion computes every power in Float64 (pow(2, -2) is 0.25) */
         if (!coerce_arg(b, args, 0, ret, pos) || !coerce_arg(b, args, 1, ret, pos)) return NULL;
         break;
     case SIG_LOG:

@@ -605,7 +605,11 @@ class Harness:
             src = src_cols[listed.index(f.name)] if f.name in listed else "NULL"
             exprs.append(f"{cast_sql(src, f.type)} AS {quote(f.name)}")
         new = self.engine.query(f"SELECT {', '.join(exprs)} FROM ({source}) AS s({', '.join(src_cols)})")
-        new = new.cast(target.schema) if new.schema != target.schema else new
+        # A table DataFusion creates is nullable whatever its first rows held
+        # (CREATE TABLE t AS VALUES (1) takes an INSERT of NULL later).
+        schema = pa.schema([f.with_nullable(True) for f in target.schema], metadata=target.schema.metadata)
+        target = target.cast(schema) if target.schema != schema else target
+        new = new.cast(schema) if new.schema != schema else new
         merged = pa.concat_tables([target, new]) if target.num_rows else new
         self.engine.drop(name)
         self.put(name, merged, False)

@@ -207,7 +207,21 @@ DF_TEST(regexp_and_encoding_functions) {
     TU_EXPECT(cat,
               "SELECT md5('abc'), encode('hello', 'base64'), encode('hi', 'hex'), "
               "CAST(decode('aGVsbG8=', 'base64') AS VARCHAR), CAST(decode('6869', 'hex') AS VARCHAR)",
-              "900150983cd24fb0d6963f7d28e17f72|aGVsbG8=|6869|hello|hi");
+              "900150983cd24fb0d6963f7d28e17f72|aGVsbG8|6869|hello|hi");
+    /* base64 encodes without padding, base64pad with; both decode either; malformed input fails. */
+    TU_EXPECT(cat, "SELECT encode('a', 'base64'), encode('a', 'base64pad'), CAST(decode('YQ', 'base64pad') AS VARCHAR)",
+              "YQ|YQ==|a");
+    TU_EXPECT_ERROR(cat, "SELECT decode('invalid', 'base64')", DF_ERR_EXECUTION);
+    TU_EXPECT_ERROR(cat, "SELECT decode('a', 'base64')", DF_ERR_EXECUTION);
+    TU_EXPECT_ERROR(cat, "SELECT decode('abc', 'hex')", DF_ERR_EXECUTION);
+    TU_EXPECT_ERROR(cat, "SELECT decode('', NULL)", DF_ERR_EXECUTION);
+    /* Math domain errors as DataFusion reports them; every power is Float64. */
+    TU_EXPECT(cat, "SELECT pow(2, -2), arrow_typeof(power(2, 3)), factorial(5), sqrt(4)", "0.25|Float64|120|2.0");
+    TU_EXPECT_ERROR(cat, "SELECT pow(0, -0.5)", DF_ERR_EXECUTION);
+    TU_EXPECT_ERROR(cat, "SELECT factorial(-1)", DF_ERR_EXECUTION);
+    TU_EXPECT_ERROR(cat, "SELECT sqrt(-1)", DF_ERR_EXECUTION);
+    TU_EXPECT_ERROR(cat, "SELECT ceil(arrow_cast(9.23, 'Decimal128(3,2)'))", DF_ERR_NUMERIC_OVERFLOW);
+    TU_EXPECT(cat, "SELECT CASE WHEN x > 0 THEN 1 ELSE sqrt(x - 100) END FROM (VALUES (1)) AS t(x)", "1.0");
     TU_EXPECT(cat,
               "SELECT find_in_set('b', 'a,b,c'), find_in_set('d', 'a,b'), levenshtein('kitten', 'sitting'), "
               "substr_index('www.apache.org', '.', 2), substr_index('www.apache.org', '.', -1)",

@@ -54,6 +54,12 @@ DF_TEST(aggregate_types_follow_datafusion) {
     DF_ASSERT_EQ_INT(s->fields[4].type->scale, 6);
     df_query_free(q);
     TU_EXPECT(cat, "SELECT avg(CAST(d AS DECIMAL(10,2))) FROM n WHERE v IN (1, 2)", "0.375000");
+    /* A sum near the 128-bit limit still averages exactly; one whose average does not fit fails cleanly. */
+    TU_EXPECT(cat, "SELECT avg(x) FROM (VALUES (CAST('999999999999999999999999999999999' AS DECIMAL(38,0))), "
+                   "(CAST('999999999999999999999999999999999' AS DECIMAL(38,0)))) AS t(x)",
+              "999999999999999999999999999999999.0000");
+    TU_EXPECT_ERROR(cat, "SELECT avg(x) FROM (VALUES (CAST('99999999999999999999999999999999999999' AS DECIMAL(38,0)))) AS t(x)",
+                    DF_ERR_NUMERIC_OVERFLOW);
     df_catalog_free(cat);
 }
 
