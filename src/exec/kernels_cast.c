@@ -176,13 +176,15 @@ static df_errkind fmt_i128(df_buf *out, df_i128 v, int scale, df_error *err) {
         u /= 10;
     } while (u);
     while (scale > 0 && n <= scale) buf[n++] = '0';
-    char o[72];
+    char o[128];
     int k = 0;
     if (neg) o[k++] = '-';
     for (int i = n - 1; i >= 0; i--) {
         o[k++] = buf[i];
         if (scale > 0 && i == scale) o[k++] = '.';
     }
+    /* A negative scale counts tens: 5 in DECIMAL(10, -2) is 500 (at most 38 zeros, within o). */
+    for (int z = 0; v && scale < 0 && z < -scale && z < 38; z++) o[k++] = '0';
     return df_buf_append(out, o, (size_t)k, err);
 }
 
@@ -484,6 +486,9 @@ static df_errkind cast_numeric(const df_kargs *k, const df_xreg *a, int32_t na, 
                 ok = isfinite(d) && fabs(d) < 0x1p127; /* converts exactly; the precision check follows */
                 r = ok ? (df_i128)llround(d) : 0;
                 if (ok && fabs(d) >= 9.2e18) r = (df_i128)round(d);
+            } else if (ss < 0) {
+                /* A negative scale counts tens: 500 in DECIMAL(10, -2) is stored as 5. */
+                r = div_round(read_int128(x, j), p10(-ss));
             } else {
                 df_i128 val = read_int128(x, j);
                 df_i128 m = p10(ss), lim = dec_max(38) / m;
@@ -508,7 +513,9 @@ static df_errkind cast_numeric(const df_kargs *k, const df_xreg *a, int32_t na, 
                 ok = isfinite(d) && d >= -9.3e18 && d <= 1.85e19;
                 r = ok ? (d < 0 ? (df_i128)(int64_t)d : (df_i128)(uint64_t)d) : 0;
             } else if (from_dec) {
-                r = DF_VEC_VALUES(x, df_i128)[j] / p10(fs);
+                df_i128 val = DF_VEC_VALUES(x, df_i128)[j], m = p10(fs < 0 ? -fs : 0);
+                if (fs >= 0) r = val / p10(fs);
+                else ok = !__builtin_mul_overflow(val, m, &r);
             } else {
                 r = read_int128(x, j);
             }

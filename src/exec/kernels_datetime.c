@@ -189,6 +189,15 @@ static df_errkind date_part_k(const df_kargs *k, const df_xreg *a, int32_t na, d
             df_vec_release(v);
             return df_error_set(k->err, DF_ERR_EXECUTION, "unknown date part '%.*s'", pn > 32 ? 32 : pn, ps);
         }
+        /* Calendar parts of spans without a calendar, which arrow refuses (isoyear of an interval;
+         * a duration's years, quarters and months). */
+        if ((t->id == DF_TYPE_INTERVAL_MDN && p == P_ISOYEAR) ||
+            (t->id == DF_TYPE_DURATION && p != P_WEEK && p != P_DAY && p != P_HOUR && p != P_MINUTE &&
+             p != P_SECOND && p != P_MILLI && p != P_MICRO && p != P_NANO && p != P_EPOCH)) {
+            df_vec_release(v);
+            return df_error_set(k->err, DF_ERR_EXECUTION, "%.*s does not support: %s", pn > 32 ? 32 : pn, ps,
+                                t->id == DF_TYPE_DURATION ? "Duration" : "Interval");
+        }
         int64_t j = a[1].is_const ? 0 : i;
         int64_t days = 0, tod = 0, epoch = 0;
         df_time_unit unit = DF_UNIT_SECOND;
@@ -216,6 +225,27 @@ static df_errkind date_part_k(const df_kargs *k, const df_xreg *a, int32_t na, d
             epoch = tv;
             unit = t->unit;
             break;
+        }
+        case DF_TYPE_DURATION: {
+            /* A duration's parts are its whole length in that unit, truncated (arrow's date_part). */
+            int64_t d = DF_VEC_VALUES(x, int64_t)[j], ps_ = per_sec[t->unit], sec = d / ps_;
+            __int128 ns = (__int128)d * (1000000000LL / ps_);
+            __int128 r;
+            switch (p) {
+            case P_WEEK: r = sec / 604800; break;
+            case P_DAY: r = sec / 86400; break;
+            case P_HOUR: r = sec / 3600; break;
+            case P_MINUTE: r = sec / 60; break;
+            case P_SECOND: r = sec; break;
+            case P_MILLI: r = ns / 1000000; break;
+            case P_MICRO: r = ns / 1000; break;
+            default: r = ns; break; /* P_NANO; P_EPOCH below */
+            }
+            /* Integer results wrap as arrow's do (microseconds of a long duration overflow Int32). */
+            if (k->type->id == DF_TYPE_INT32) DF_VEC_VALUES(v, int32_t)[i] = (int32_t)(uint32_t)(unsigned __int128)r;
+            else if (k->type->id == DF_TYPE_INT64) DF_VEC_VALUES(v, int64_t)[i] = (int64_t)(uint64_t)(unsigned __int128)r;
+            else DF_VEC_VALUES(v, double)[i] = p == P_EPOCH ? (double)d / (double)ps_ : (double)r;
+            continue;
         }
         case DF_TYPE_INTERVAL_MDN: {
             const uint8_t *pp = x->values->data + (x->offset + j) * 16;

@@ -11,6 +11,7 @@
  */
 #include "exec/exec_int.h"
 
+#include <inttypes.h>
 #include <math.h>
 
 typedef double (*dfn1)(double);
@@ -91,6 +92,18 @@ static df_errkind binary_float(const df_kargs *k, const df_xreg *a, int32_t na, 
     return df__kernel_finish(k, v, e, out);
 }
 
+/* DataFusion casts round's places to Int32: a value beyond it fails (on a selected, non-NULL row). */
+static df_errkind digits_fit_int32(const df_kargs *k, const df_xreg *a, int32_t na, const df_vec *v) {
+    if (na < 2) return DF_OK;
+    DF_FOR_SEL(k, i, {
+        if (v->validity && !df_bit_get(v->validity->data, i)) continue;
+        int64_t d = DF_VEC_VALUES(a[1].vec, int64_t)[a[1].is_const ? 0 : i];
+        if (d > INT32_MAX || d < INT32_MIN)
+            return df_error_set(k->err, DF_ERR_CAST, "Cast error: Can't cast value %" PRId64 " to type Int32", d);
+    });
+    return DF_OK;
+}
+
 /* round / trunc / ceil / floor on floats, with optional digits. */
 static df_errkind round_float(const df_kargs *k, const df_xreg *a, int32_t na, df_xreg *out) {
     df_fn fn = (df_fn)(intptr_t)k->aux;
@@ -110,8 +123,7 @@ static df_errkind round_float(const df_kargs *k, const df_xreg *a, int32_t na, d
         }
         wd(v, i, r);
     }
-    df__kernel_done(k, v, out);
-    return DF_OK;
+    return df__kernel_finish(k, v, digits_fit_int32(k, a, na, v), out);
 }
 
 static df_i128 p10(int e) {
@@ -123,7 +135,9 @@ static df_i128 p10(int e) {
 /* Decimal rounding to `digits` places keeping the scale (ceil/floor: 0 digits). */
 static df_errkind round_decimal(const df_kargs *k, const df_xreg *a, int32_t na, df_xreg *out) {
     df_fn fn = (df_fn)(intptr_t)k->aux;
-    int scale = k->type->scale;
+    /* The result may have fewer places than the input (round(x, 2) of DECIMAL(38, 10) is DECIMAL(38, 2)). */
+    int scale = a[0].vec->type->scale, drop = scale - k->type->scale;
+    df_i128 down = p10(drop > 0 ? drop : 0);
     df_vec *v;
     DF_TRY(math_begin(k, a, na, &v));
     df_i128 *o = (df_i128 *)(void *)v->values->data;
@@ -131,7 +145,7 @@ static df_errkind round_decimal(const df_kargs *k, const df_xreg *a, int32_t na,
         df_i128 x = DF_VEC_VALUES(a[0].vec, df_i128)[a[0].is_const ? 0 : i];
         int64_t digits = na > 1 ? DF_VEC_VALUES(a[1].vec, int64_t)[a[1].is_const ? 0 : i] : 0;
         if (digits >= scale || scale - digits > 38) {
-            o[i] = digits >= scale ? x : 0;
+            o[i] = digits >= scale ? x / down : 0;
             continue;
         }
         df_i128 q = p10((int)(scale - digits));
@@ -148,12 +162,13 @@ static df_errkind round_decimal(const df_kargs *k, const df_xreg *a, int32_t na,
             break;
         default: break;
         }
-        o[i] = t * q;
+        /* t * q is exact in the input's places; dropping places divides exactly (they are zeros). */
+        o[i] = drop > 0 && drop <= scale - digits ? t * (q / down) : t * q / down;
     }
     /* Rounding up can carry past the type's precision (ceil(9.23) in DECIMAL(3, 2)). */
     df_i128 lim = p10(k->type->precision) - 1;
-    df_errkind e = DF_OK;
-    DF_FOR_SEL(k, i, {
+    df_errkind e = digits_fit_int32(k, a, na, v);
+    if (!e) DF_FOR_SEL(k, i, {
         if ((fn == DF_FN_CEIL || fn == DF_FN_FLOOR) && (o[i] > lim || o[i] < -lim) &&
             (!v->validity || df_bit_get(v->validity->data, i))) {
             e = df_error_set(k->err, DF_ERR_NUMERIC_OVERFLOW, "Decimal overflow while applying %s", df_fn_name(fn));

@@ -577,6 +577,12 @@ static df_expr *bind_like(binder *b, const ast_expr *e, const bctx *ctx) {
             df__bind_error(b, DF_ERR_SQL_TYPE, e->c->pos, "ESCAPE must be a single-character string literal");
             return NULL;
         }
+        if (esc->lit->v.bytes.len == 1 && esc->lit->v.bytes.ptr[0] != '\\') {
+            /* DataFusion matches with backslash escapes only and refuses any other character. */
+            df__bind_error(b, DF_ERR_SQL_UNSUPPORTED, e->c->pos,
+                           "LIKE does not support escape_char other than the backslash (\\)");
+            return NULL;
+        }
         args[2] = esc;
         nargs = 3;
     }

@@ -321,6 +321,23 @@ df_expr *df__bind_resolve_fn(binder *b, df_fn fn, df_expr **args, int32_t n, int
         if (!numeric_or_null(args[0]->type)) return type_error(b, fn, pos, args[0]->type);
         if (df_type_is_decimal(args[0]->type)) {
             ret = args[0]->type;
+            int p = args[0]->type->precision, sc = args[0]->type->scale;
+            if (fn == DF_FN_ROUND && args[0]->type->id == DF_TYPE_DECIMAL128) {
+                /* DataFusion's round of a decimal: a literal number of places becomes the scale (never
+                 * above the input's; a non-negative scale stops at 0), which frees a digit for the carry;
+                 * otherwise the scale stays and the precision grows by one for it. */
+                const df_expr *dp = n == 2 ? args[1] : NULL;
+                if (!dp || (dp->kind == DF_EX_LITERAL && !dp->lit->is_null && df_type_is_integer(dp->type))) {
+                    int64_t d = dp ? dp->lit->v.i64 : 0;
+                    if (dp && df_type_is_unsigned_integer(dp->type)) d = dp->lit->v.u64 > INT64_MAX ? INT64_MAX : (int64_t)dp->lit->v.u64;
+                    int64_t want = sc >= 0 ? (d > 0 ? d : 0) : d;
+                    int ns = want < sc ? (int)(want < -38 ? -38 : want) : sc;
+                    ret = df__bind_keep(b, df_type_decimal(p, ns));
+                } else {
+                    ret = df__bind_keep(b, df_type_decimal(p < 38 ? p + 1 : 38, sc));
+                }
+                if (!ret) return NULL;
+            }
         } else {
             ret = float_of(args[0]->type);
             if (!coerce_arg(b, args, 0, ret, pos)) return NULL;

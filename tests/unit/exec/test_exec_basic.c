@@ -222,6 +222,21 @@ DF_TEST(regexp_and_encoding_functions) {
     TU_EXPECT_ERROR(cat, "SELECT sqrt(-1)", DF_ERR_EXECUTION);
     TU_EXPECT_ERROR(cat, "SELECT ceil(arrow_cast(9.23, 'Decimal128(3,2)'))", DF_ERR_NUMERIC_OVERFLOW);
     TU_EXPECT(cat, "SELECT CASE WHEN x > 0 THEN 1 ELSE sqrt(x - 100) END FROM (VALUES (1)) AS t(x)", "1.0");
+    /* round of a decimal: literal places become the scale; other places keep it and widen the precision. */
+    TU_EXPECT(cat, "SELECT arrow_typeof(round(CAST('173975140545.855' AS DECIMAL(38,10)), 2)), "
+                   "round(CAST('173975140545.855' AS DECIMAL(38,10)), 2), round(CAST('12345.55' AS DECIMAL(10,2)), -1), "
+                   "arrow_typeof(round(CAST('12345.55' AS DECIMAL(10,2)), -1))",
+              "Decimal128(38, 2)|173975140545.86|12350|Decimal128(10, 0)");
+    TU_EXPECT(cat, "SELECT arrow_typeof(round(v, d)), round(v, d) FROM (VALUES (CAST('999.9' AS DECIMAL(4,1)), 0)) AS t(v, d)",
+              "Decimal128(5, 1)|1000.0");
+    TU_EXPECT_ERROR(cat, "SELECT round(x, d) FROM (VALUES (3.14, 2147483649)) AS t(x, d)", DF_ERR_CAST);
+    /* A negative scale counts tens. */
+    TU_EXPECT(cat, "SELECT round(CAST(500 AS DECIMAL(10,-2)), -3), CAST(CAST(1234 AS DECIMAL(10,-2)) AS BIGINT)", "1000|1200");
+    /* DataFusion's LIKE escapes with the backslash only; calendar parts of durations and intervals fail. */
+    TU_EXPECT(cat, "SELECT 'a_c' LIKE 'a\\_c' ESCAPE '\\', 'abc' LIKE 'a\\_c' ESCAPE '\\'", "true|false");
+    TU_EXPECT_ERROR(cat, "SELECT 'a' LIKE '$%' ESCAPE '$'", DF_ERR_SQL_UNSUPPORTED);
+    TU_EXPECT_ERROR(cat, "SELECT extract(month FROM arrow_cast(864000, 'Duration(Second)'))", DF_ERR_EXECUTION);
+    TU_EXPECT(cat, "SELECT extract(day FROM arrow_cast(864000, 'Duration(Second)'))", "10");
     TU_EXPECT(cat,
               "SELECT find_in_set('b', 'a,b,c'), find_in_set('d', 'a,b'), levenshtein('kitten', 'sitting'), "
               "substr_index('www.apache.org', '.', 2), substr_index('www.apache.org', '.', -1)",
