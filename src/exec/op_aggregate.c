@@ -228,7 +228,7 @@ static df_errkind update_sum(const agg_def *d, acc *s, const int32_t *g, const d
         case DF_TYPE_INT8: LOOP(int8_t, int64_t, ADD_I64)
         case DF_TYPE_INT16: LOOP(int16_t, int64_t, ADD_I64)
         case DF_TYPE_INT32: LOOP(int32_t, int64_t, ADD_I64)
-        case DF_TYPE_INT64: LOOP(int64_t, int64_t, ADD_I64)
+        case DF_TYPE_INT64: case DF_TYPE_DURATION: LOOP(int64_t, int64_t, ADD_I64)
         case DF_TYPE_UINT8: LOOP(uint8_t, uint64_t, ADD_U64)
         case DF_TYPE_UINT16: LOOP(uint16_t, uint64_t, ADD_U64)
         case DF_TYPE_UINT32: LOOP(uint32_t, uint64_t, ADD_U64)
@@ -1005,7 +1005,7 @@ static df_errkind define(const df_agg *la, agg_def *d, df_error *err) {
     switch (la->fn) {
     case DF_AGG_COUNT: d->acc = ACC_COUNT; break;
     case DF_AGG_SUM:
-        if (df_type_is_signed_integer(t)) d->acc = ACC_SUM_I64;
+        if (df_type_is_signed_integer(t) || t->id == DF_TYPE_DURATION) d->acc = ACC_SUM_I64; /* durations are int64 */
         else if (df_type_is_unsigned_integer(t)) d->acc = ACC_SUM_U64;
         else if (df_type_is_floating(t)) d->acc = ACC_SUM_F64;
         else if (t->id == DF_TYPE_DECIMAL128) d->acc = ACC_SUM_DEC;

@@ -823,7 +823,7 @@ int df__bind_agg_fn(const ast_expr *call) {
         {"corr", DF_AGG_CORR}, {"regr_slope", DF_AGG_REGR_SLOPE}, {"regr_intercept", DF_AGG_REGR_INTERCEPT},
         {"regr_count", DF_AGG_REGR_COUNT}, {"regr_r2", DF_AGG_REGR_R2}, {"regr_avgx", DF_AGG_REGR_AVGX},
         {"regr_avgy", DF_AGG_REGR_AVGY}, {"regr_sxx", DF_AGG_REGR_SXX}, {"regr_syy", DF_AGG_REGR_SYY},
-        {"regr_sxy", DF_AGG_REGR_SXY}, {"median", DF_AGG_MEDIAN}, {"percentile_cont", DF_AGG_PERCENTILE},
+        {"regr_sxy", DF_AGG_REGR_SXY}, {"median", DF_AGG_MEDIAN}, {"approx_median", DF_AGG_MEDIAN}, {"percentile_cont", DF_AGG_PERCENTILE},
         {"quantile_cont", DF_AGG_PERCENTILE}, {"approx_percentile_cont", DF_AGG_PERCENTILE},
         {"string_agg", DF_AGG_STRING_AGG}, {"approx_distinct", DF_AGG_APPROX_DISTINCT},
     };
@@ -834,7 +834,7 @@ int df__bind_agg_fn(const ast_expr *call) {
 
 /* Names of aggregate functions we recognise but do not compute yet. */
 static bool unsupported_agg_name(const char *n) {
-    static const char *const names[] = {"approx_median", "array_agg", "nth_value",
+    static const char *const names[] = {"array_agg", "nth_value",
                                         "grouping", "approx_percentile_cont_with_weight", NULL};
     for (const char *const *p = names; *p; p++)
         if (strcmp(*p, n) == 0) return true;
@@ -1066,6 +1066,25 @@ df_errkind df__bind_aggregate_call(binder *b, const ast_expr *call, const bctx *
         if (fn != DF_AGG_COUNT) return df__bind_error(b, DF_ERR_SQL_SYNTAX, call->pos, "only count accepts `*`");
     } else if (fn == DF_AGG_COUNT && call->nlist == 0) {
         /* count() counts rows like count(*) */
+    } else if (fn == DF_AGG_COUNT && call->nlist > 1) {
+        /* count(a, b, ..): rows where every argument is non-NULL, as
+         * count(CASE WHEN a IS NOT NULL AND b IS NOT NULL .. THEN 1 END). */
+        if (a.distinct)
+            return df__bind_error(b, DF_ERR_SQL_UNSUPPORTED, call->pos, "count(DISTINCT ..) takes one argument");
+        df_expr **tests = df__lplan_alloc(b->plan, (size_t)call->nlist * sizeof(df_expr *));
+        if (!tests) return DF_OOM(b->err);
+        for (int32_t i = 0; i < call->nlist; i++) {
+            df_expr *x = df__bind_expr(b, call->list[i], &in);
+            if (!x) return b->err ? b->err->kind : DF_ERR_INTERNAL;
+            tests[i] = df__expr_func(b->plan, DF_FN_IS_NOT_NULL, df_type_bool(), false, 1, &x, b->err);
+            if (!tests[i]) return b->err->kind;
+        }
+        df_scalar one = {.type = df_type_int64(), .v.i64 = 1};
+        df_expr *cargs[2] = {df__expr_new(b->plan, DF_EX_AND, df_type_bool(), false, call->nlist, tests, b->err),
+                             literal(b, &one)};
+        if (!cargs[0] || !cargs[1]) return b->err->kind;
+        a.arg = df__expr_new(b->plan, DF_EX_CASE, df_type_int64(), true, 2, cargs, b->err);
+        if (!a.arg) return b->err->kind;
     } else {
         if (call->nlist != 1)
             return df__bind_error(b, DF_ERR_SQL_TYPE, call->pos, "%s takes exactly one argument", df_agg_fn_name(fn));
