@@ -242,6 +242,39 @@ static df_errkind abs_k(const df_kargs *k, const df_xreg *a, int32_t na, df_xreg
     return DF_OK;
 }
 
+/* gcd / lcm of two decimals of one type, on their unscaled values; an lcm beyond the precision fails. */
+static df_errkind dec_gcd_lcm(const df_kargs *k, const df_xreg *a, int32_t na, df_xreg *out) {
+    df_fn fn = (df_fn)(intptr_t)k->aux;
+    df_vec *v;
+    DF_TRY(math_begin(k, a, na, &v));
+    df_i128 *o = (df_i128 *)(void *)v->values->data, lim = p10(k->type->precision) - 1;
+    df_errkind e = DF_OK;
+    DF_FOR_SEL(k, i, {
+        df_i128 x = DF_VEC_VALUES(a[0].vec, df_i128)[a[0].is_const ? 0 : i];
+        df_i128 y = DF_VEC_VALUES(a[1].vec, df_i128)[a[1].is_const ? 0 : i];
+        df_i128 g = x < 0 ? -x : x, h = y < 0 ? -y : y; /* |x| <= 10^38 - 1: no overflow */
+        df_i128 p = g, q = h;
+        while (h) {
+            df_i128 t = g % h;
+            g = h;
+            h = t;
+        }
+        df_i128 r = g;
+        if (fn == DF_FN_LCM) {
+            r = 0;
+            if (p && q && (__builtin_mul_overflow(p / g, q, &r) || r > lim)) {
+                if (!v->validity || df_bit_get(v->validity->data, i)) {
+                    e = df_error_set(k->err, DF_ERR_NUMERIC_OVERFLOW, "decimal overflow in lcm");
+                    break;
+                }
+                r = 0;
+            }
+        }
+        o[i] = r;
+    });
+    return df__kernel_finish(k, v, e, out);
+}
+
 static df_errkind int_math(const df_kargs *k, const df_xreg *a, int32_t na, df_xreg *out) {
     df_fn fn = (df_fn)(intptr_t)k->aux;
     df_vec *v;
@@ -395,7 +428,7 @@ df_errkind df__kernels_math(const df_expr *call, df_kernel *out, df_error *err) 
         out->aux = (void *)(intptr_t)fn;
         return DF_OK;
     case DF_FN_GCD: case DF_FN_LCM: case DF_FN_FACTORIAL:
-        out->fn = int_math;
+        out->fn = t && t->id == DF_TYPE_DECIMAL128 ? dec_gcd_lcm : int_math;
         out->aux = (void *)(intptr_t)fn;
         out->can_error = true;
         return DF_OK;

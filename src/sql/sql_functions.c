@@ -364,6 +364,16 @@ df_expr *df__bind_resolve_fn(binder *b, df_fn fn, df_expr **args, int32_t n, int
     case SIG_NONE_FLOAT: ret = f64; break;
     case SIG_NONE_STR: ret = utf8; break;
     case SIG_INT2_INT64:
+        if ((df_type_is_decimal(args[0]->type) || df_type_is_decimal(args[1]->type)) &&
+            (int_or_null(args[0]->type) || args[0]->type->id == DF_TYPE_DECIMAL128) &&
+            (int_or_null(args[1]->type) || args[1]->type->id == DF_TYPE_DECIMAL128)) {
+            /* gcd / lcm of decimals: both in their common decimal type, computed on the unscaled values. */
+            ret = df__bind_keep(b, df__sqlt_comparison(args[0]->type, args[1]->type));
+            if (!ret || ret->id != DF_TYPE_DECIMAL128) return type_error(b, fn, pos, args[0]->type);
+            if (!coerce_arg(b, args, 0, ret, pos) || !coerce_arg(b, args, 1, ret, pos)) return NULL;
+            break;
+        }
+        /* fall through */
     case SIG_INT_INT64:
         for (int32_t i = 0; i < n; i++) {
             if (!int_or_null(args[i]->type)) return type_error(b, fn, pos, args[i]->type);

@@ -434,6 +434,7 @@ CONSTRAINT_WORDS = ("not null", "null", "primary key", "default", "unique", "con
 
 
 def parse_columns(text):
+    text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)  # SQL comments between definitions
     cols = []
     for part in split_top(text):
         part = part.strip()

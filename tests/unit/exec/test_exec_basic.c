@@ -237,6 +237,11 @@ DF_TEST(regexp_and_encoding_functions) {
     TU_EXPECT_ERROR(cat, "SELECT 'a' LIKE '$%' ESCAPE '$'", DF_ERR_SQL_UNSUPPORTED);
     TU_EXPECT_ERROR(cat, "SELECT extract(month FROM arrow_cast(864000, 'Duration(Second)'))", DF_ERR_EXECUTION);
     TU_EXPECT(cat, "SELECT extract(day FROM arrow_cast(864000, 'Duration(Second)'))", "10");
+    /* gcd / lcm of decimals in their common decimal type. */
+    TU_EXPECT(cat, "SELECT gcd(CAST(15 AS DECIMAL(30,2)), CAST(3 AS DECIMAL(38,5))), "
+                   "arrow_typeof(lcm(CAST(2 AS DECIMAL(30,2)), CAST(3 AS DECIMAL(38,5)))), "
+                   "lcm(CAST(2 AS DECIMAL(30,2)), CAST(3 AS DECIMAL(38,5))), gcd(15, CAST(10 AS DECIMAL(38,0)))",
+              "3.00000|Decimal128(38, 5)|6.00000|5");
     TU_EXPECT(cat,
               "SELECT find_in_set('b', 'a,b,c'), find_in_set('d', 'a,b'), levenshtein('kitten', 'sitting'), "
               "substr_index('www.apache.org', '.', 2), substr_index('www.apache.org', '.', -1)",

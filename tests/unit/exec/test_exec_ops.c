@@ -54,6 +54,10 @@ DF_TEST(aggregate_types_follow_datafusion) {
     DF_ASSERT_EQ_INT(s->fields[4].type->scale, 6);
     df_query_free(q);
     TU_EXPECT(cat, "SELECT avg(CAST(d AS DECIMAL(10,2))) FROM n WHERE v IN (1, 2)", "0.375000");
+    /* count(a, b): rows where both are non-NULL; sums of durations stay durations. */
+    TU_EXPECT(cat, "SELECT count(x, y), count(y), sum(arrow_cast(x, 'Duration(Second)')) FROM "
+                   "(VALUES (1, 1), (2, NULL), (NULL, 2), (3, 3)) AS t(x, y)",
+              "2|3|6 secs");
     /* A sum near the 128-bit limit still averages exactly; one whose average does not fit fails cleanly. */
     TU_EXPECT(cat, "SELECT avg(x) FROM (VALUES (CAST('999999999999999999999999999999999' AS DECIMAL(38,0))), "
                    "(CAST('999999999999999999999999999999999' AS DECIMAL(38,0)))) AS t(x)",
