@@ -387,11 +387,16 @@ uint64_t df__hash_value(const df_vec *v, int64_t i);
 
 /* Formats one value of a vector as text the way CAST(x AS VARCHAR) does (appends to out). */
 df_errkind df__format_value(const df_vec *v, int64_t i, df_buf *out, df_error *err);
+struct df_tz;
+/* The same with a zoned timestamp's zone already opened (NULL: opened per value). */
+df_errkind df__format_value_zoned(const df_vec *v, int64_t i, const struct df_tz *zone, df_buf *out, df_error *err);
 /* Civil date helpers shared by casts and date functions. */
 /* Parses "YYYY-MM-DD" (with optional time part ignored when allow_time) into days. */
 bool df__parse_date(const char *s, size_t n, int32_t *days);
 /* Parses a timestamp text into units since the epoch (UTC offsets applied). */
 bool df__parse_timestamp(const char *s, size_t n, df_time_unit unit, int64_t *out);
+/* The same, telling whether the text carried its own offset (Z, UTC, +hh:mm). */
+bool df__parse_timestamp_zoned(const char *s, size_t n, df_time_unit unit, int64_t *out, bool *zoned);
 
 /* ------------------------------------------------------------------------ */
 /* Batch helpers (batch_ops.c)                                               */

@@ -19,12 +19,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "common/tzif.h"
 #include "sql/sql_types.h"
 
 typedef struct cast_aux {
     df_type *from;          /* source type (reference) */
     df_type *to;            /* target type (reference) */
     bool try_cast;          /* NULL instead of failing */
+    df_tz *zone;            /* a zoned timestamp's IANA zone, for text (opened once), or NULL */
     df_i128 mul;            /* decimal/unit rescaling factor */
     int shift;              /* scale difference (target - source) */
 } cast_aux;
@@ -34,6 +36,7 @@ static void cast_aux_free(void *p) {
     if (!a) return;
     df_type_release(a->from);
     df_type_release(a->to);
+    df__tz_free(a->zone);
     df_free(a);
 }
 
@@ -126,6 +129,11 @@ static bool parse_clock(const char **p, const char *end, int64_t *nanos) {
 }
 
 bool df__parse_timestamp(const char *s, size_t n, df_time_unit unit, int64_t *out) {
+    return df__parse_timestamp_zoned(s, n, unit, out, NULL);
+}
+
+bool df__parse_timestamp_zoned(const char *s, size_t n, df_time_unit unit, int64_t *out, bool *zoned) {
+    if (zoned) *zoned = false;
     const char *p = s, *end = s + n;
     trim(&p, &end);
     int64_t days, nanos = 0, offset_s = 0;
@@ -136,6 +144,7 @@ bool df__parse_timestamp(const char *s, size_t n, df_time_unit unit, int64_t *ou
     }
     while (p < end && *p == ' ') p++;
     if (p < end) {
+        if (zoned) *zoned = true;
         if ((*p == 'Z' || *p == 'z') && p + 1 == end) {
             p++;
         } else if (end - p == 3 && df_ascii_ncasecmp(p, "UTC", 3) == 0) {
@@ -246,19 +255,38 @@ static df_errkind fmt_frac(df_buf *out, int64_t frac_ns, df_error *err) {
     return df_buf_printf(out, err, ".%09" PRId64, frac_ns);
 }
 
-static df_errkind fmt_timestamp(df_buf *out, int64_t v, df_time_unit unit, const char *tz, df_error *err) {
+static bool utc_name(const char *tz) { return strcmp(tz, "UTC") == 0 || strcmp(tz, "+00:00") == 0 || strcmp(tz, "Z") == 0; }
+
+/*
+ * A timestamp as chrono prints it: a zoned one as its wall time there and the
+ * offset (2000-12-01T04:04:12-05:00; UTC as Z).  `zone` is tz opened by the
+ * caller once, or NULL to open it here.
+ */
+static df_errkind fmt_timestamp(df_buf *out, int64_t v, df_time_unit unit, const char *tz, const df_tz *zone,
+                                df_error *err) {
     int64_t q = per_sec[unit];
     int64_t secs = v / q, frac = v % q;
     if (frac < 0) frac += q, secs--;
+    int64_t off = 0;
+    bool known = true;
+    if (tz && !utc_name(tz)) {
+        df_tz *own = NULL;
+        if (!zone && df__tz_open(tz, &own, NULL) == DF_OK) zone = own;
+        known = zone != NULL;
+        if (zone) off = df__tz_offset_at(zone, secs);
+        df__tz_free(own);
+        if (__builtin_add_overflow(secs, off, &secs)) secs -= off, off = 0;
+    }
     int64_t days = secs / 86400, rem = secs % 86400;
     if (rem < 0) rem += 86400, days--;
     DF_TRY(fmt_date(out, days, err));
     DF_TRY(df_buf_printf(out, err, "T%02d:%02d:%02d", (int)(rem / 3600), (int)(rem / 60 % 60), (int)(rem % 60)));
     DF_TRY(fmt_frac(out, frac * (1000000000LL / q), err));
     if (tz) {
-        if (strcmp(tz, "UTC") == 0 || strcmp(tz, "+00:00") == 0 || strcmp(tz, "Z") == 0)
-            return df_buf_append_str(out, "Z", err);
-        return df_buf_append_str(out, tz, err);
+        if (utc_name(tz)) return df_buf_append_str(out, "Z", err);
+        if (!known) return df_buf_append_str(out, tz, err);
+        int64_t a = off < 0 ? -off : off;
+        return df_buf_printf(out, err, "%c%02d:%02d", off < 0 ? '-' : '+', (int)(a / 3600), (int)(a / 60 % 60));
     }
     return DF_OK;
 }
@@ -310,6 +338,10 @@ static df_errkind fmt_interval(df_buf *out, int32_t months, int32_t days, int64_
 }
 
 df_errkind df__format_value(const df_vec *v, int64_t i, df_buf *out, df_error *err) {
+    return df__format_value_zoned(v, i, NULL, out, err);
+}
+
+df_errkind df__format_value_zoned(const df_vec *v, int64_t i, const df_tz *zone, df_buf *out, df_error *err) {
     const df_type *t = v->type;
     switch (t->id) {
     case DF_TYPE_BOOL: return df_buf_append_str(out, df_vec_bool(v, i) ? "true" : "false", err);
@@ -331,7 +363,7 @@ df_errkind df__format_value(const df_vec *v, int64_t i, df_buf *out, df_error *e
         if (ms % 86400000 < 0) days--;
         return fmt_date(out, days, err);
     }
-    case DF_TYPE_TIMESTAMP: return fmt_timestamp(out, DF_VEC_VALUES(v, int64_t)[i], t->unit, t->timezone, err);
+    case DF_TYPE_TIMESTAMP: return fmt_timestamp(out, DF_VEC_VALUES(v, int64_t)[i], t->unit, t->timezone, zone, err);
     case DF_TYPE_TIME32: return fmt_time(out, DF_VEC_VALUES(v, int32_t)[i], t->unit, err);
     case DF_TYPE_TIME64: return fmt_time(out, DF_VEC_VALUES(v, int64_t)[i], t->unit, err);
     case DF_TYPE_DURATION: {
@@ -540,7 +572,7 @@ static df_errkind cast_to_string(const df_kargs *k, const df_xreg *a, int32_t na
     DF_FOR_SEL(k, i, {
         if (!df_xreg_valid(&a[0], i)) continue;
         df_buf_reset(&tmp);
-        e = df__format_value(a[0].vec, a[0].is_const ? 0 : i, &tmp, k->err);
+        e = df__format_value_zoned(a[0].vec, a[0].is_const ? 0 : i, ((const cast_aux *)k->aux)->zone, &tmp, k->err);
         if (!e) e = df__sb_put(&sb, i, tmp.data ? tmp.data : "", (int64_t)tmp.len);
         if (e) break;
     });
@@ -997,6 +1029,9 @@ df_errkind df__kernel_for_cast(const df_type *from, const df_type *to, bool try_
     ca->from = df_type_retain((df_type *)from);
     ca->to = df_type_retain((df_type *)to);
     ca->try_cast = try_cast;
+    if (fn == cast_to_string && from->id == DF_TYPE_TIMESTAMP && from->timezone && !utc_name(from->timezone) &&
+        df__tz_open(from->timezone, &ca->zone, NULL) != DF_OK)
+        ca->zone = NULL; /* an unknown zone prints its name */
     out->fn = fn;
     out->aux = ca;
     out->aux_free = cast_aux_free;

@@ -11,6 +11,7 @@
  * the month (Jan 31 + 1 month = Feb 28/29), as arrow and PostgreSQL do.
  */
 #include "exec/exec_int.h"
+#include "common/tzif.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -92,6 +93,19 @@ static void split_ts(int64_t v, df_time_unit unit, int64_t offset_s, int64_t *da
     *days = d;
     *tod_ns = rem * 1000000000LL + frac * (1000000000LL / q);
 }
+
+/*
+ * The UTC offset, in seconds, of a timestamp value: the kernel's IANA zone
+ * (k->aux, opened once per kernel) at that instant, else the fixed offset.
+ */
+static int64_t offset_of(const df_kargs *k, int64_t fixed, int64_t v, df_time_unit unit) {
+    const df_tz *zone = k->aux;
+    if (!zone) return fixed;
+    int64_t q = per_sec[unit], secs = v / q - (v % q < 0);
+    return df__tz_offset_at(zone, secs);
+}
+
+static void tz_aux_free(void *p) { df__tz_free(p); }
 
 /* ------------------------------------------------------------------------ */
 /* date_part                                                                 */
@@ -216,7 +230,7 @@ static df_errkind date_part_k(const df_kargs *k, const df_xreg *a, int32_t na, d
         case DF_TYPE_TIMESTAMP:
             epoch = DF_VEC_VALUES(x, int64_t)[j];
             unit = t->unit;
-            split_ts(epoch, t->unit, off, &days, &tod);
+            split_ts(epoch, t->unit, offset_of(k, off, epoch, t->unit), &days, &tod);
             break;
         case DF_TYPE_TIME32:
         case DF_TYPE_TIME64: {
@@ -327,8 +341,8 @@ static df_errkind date_trunc_k(const df_kargs *k, const df_xreg *a, int32_t na, 
             df_vec_release(v);
             return df_error_set(k->err, DF_ERR_NUMERIC_OVERFLOW, "date_trunc input is out of the timestamp range");
         }
-        int64_t days, tod;
-        split_ts(x, t->unit, off, &days, &tod);
+        int64_t days, tod, off1 = offset_of(k, off, x, t->unit);
+        split_ts(x, t->unit, off1, &days, &tod);
         int64_t y;
         int m, d;
         df_civil_from_days(days, &y, &m, &d);
@@ -348,8 +362,13 @@ static df_errkind date_trunc_k(const df_kargs *k, const df_xreg *a, int32_t na, 
         case P_MILLENNIUM: days = df_days_from_civil(y - ((y - 1) % 1000 + 1000) % 1000, 1, 1), tod = 0; break;
         default: break;
         }
-        int64_t r;
-        if (!units_from_days(days, off, q, tod / (1000000000LL / q), &r)) {
+        int64_t r, off2 = off1;
+        if (k->aux) {
+            /* The truncated local time may lie across a DST change: take the offset in effect there. */
+            int64_t local = days * 86400 + tod / 1000000000LL, guess = df__tz_offset_at(k->aux, local - off1);
+            if (df__tz_offset_at(k->aux, local - guess) == guess) off2 = guess;
+        }
+        if (!units_from_days(days, off2, q, tod / (1000000000LL / q), &r)) {
             if (v->validity && !df_bit_get(v->validity->data, i)) continue;
             df_vec_release(v);
             return df_error_set(k->err, DF_ERR_NUMERIC_OVERFLOW, "date_trunc result is out of the timestamp range");
@@ -631,8 +650,21 @@ static df_errkind time_interval(const df_kargs *k, const df_xreg *a, int32_t na,
 df_errkind df__kernels_datetime(const df_expr *call, df_kernel *out, df_error *err) {
     df_fn fn = call->fn;
     switch (fn) {
-    case DF_FN_DATE_PART: out->fn = date_part_k; out->can_error = true; return DF_OK;
-    case DF_FN_DATE_TRUNC: out->fn = date_trunc_k; out->can_error = true; return DF_OK;
+    case DF_FN_DATE_PART:
+    case DF_FN_DATE_TRUNC: {
+        out->fn = call->fn == DF_FN_DATE_PART ? date_part_k : date_trunc_k;
+        out->can_error = true;
+        /* An IANA zone's offset varies with the instant: open it once for the kernel. */
+        const df_type *t = call->nargs > 1 ? call->args[1]->type : NULL;
+        if (t && t->id == DF_TYPE_TIMESTAMP && t->timezone && t->timezone[0] != '+' && t->timezone[0] != '-' &&
+            strcmp(t->timezone, "UTC") != 0 && strcmp(t->timezone, "Z") != 0) {
+            df_tz *zone = NULL;
+            DF_TRY(df__tz_open(t->timezone, &zone, err));
+            out->aux = zone;
+            out->aux_free = tz_aux_free;
+        }
+        return DF_OK;
+    }
     case DF_FN_MAKE_DATE: out->fn = make_date_k; out->can_error = true; return DF_OK;
     case DF_FN_TO_TIMESTAMP: case DF_FN_TO_DATE: case DF_FN_TO_UNIXTIME: case DF_FN_FROM_UNIXTIME:
         out->fn = convert_k;

@@ -760,6 +760,81 @@ static df_errkind parse_formats_k(const df_kargs *k, const df_xreg *a, int32_t n
 }
 
 /* ------------------------------------------------------------------------ */
+/* AT TIME ZONE                                                              */
+
+/* The UTC instant of wall time `local` (seconds) in zone: the offset in effect at that instant. */
+static int64_t wall_to_utc(const df_tz *zone, int64_t local) {
+    int64_t guess = df__tz_offset_at(zone, local);
+    return local - df__tz_offset_at(zone, local - guess);
+}
+
+/* x AT TIME ZONE z: zoned input keeps its instant; naive input (timestamp or text) is a wall time in z. */
+static df_errkind at_time_zone_k(const df_kargs *k, const df_xreg *a, int32_t na, df_xreg *out) {
+    const time_aux *ta = k->aux;
+    const df_type *t = a[0].vec->type;
+    df_vec *v;
+    DF_TRY(df__kernel_out_valid(k, a, na, &v));
+    int64_t q = per_sec[k->type->unit];
+    df_errkind e = DF_OK;
+    DF_FOR_SEL(k, i, {
+        if (!row_valid(v, i)) continue;
+        int64_t x;
+        bool zoned = t->id == DF_TYPE_TIMESTAMP && t->timezone;
+        if (t->id == DF_TYPE_TIMESTAMP) {
+            x = DF_VEC_VALUES(a[0].vec, int64_t)[a[0].is_const ? 0 : i];
+        } else {
+            int32_t n;
+            const uint8_t *s = df_vec_bytes(a[0].vec, a[0].is_const ? 0 : i, &n);
+            if (!df__parse_timestamp_zoned((const char *)s, (size_t)n, k->type->unit, &x, &zoned)) {
+                e = df_error_set(k->err, DF_ERR_CAST, "cannot parse '%.*s' as a timestamp", n > 40 ? 40 : n, s);
+                break;
+            }
+        }
+        if (!zoned) {
+            int64_t secs = x / q - (x % q < 0), frac = x - secs * q, u;
+            if (__builtin_mul_overflow(wall_to_utc(ta->tz, secs), q, &u) || __builtin_add_overflow(u, frac, &x)) {
+                e = df_error_set(k->err, DF_ERR_NUMERIC_OVERFLOW, "timestamp out of range");
+                break;
+            }
+        }
+        DF_VEC_VALUES(v, int64_t)[i] = x;
+    });
+    return df__kernel_finish(k, v, e, out);
+}
+
+/* to_local_time(zoned): the wall time there, as a naive timestamp. */
+static df_errkind to_local_time_k(const df_kargs *k, const df_xreg *a, int32_t na, df_xreg *out) {
+    const time_aux *ta = k->aux;
+    df_vec *v;
+    DF_TRY(df__kernel_out_valid(k, a, na, &v));
+    int64_t q = per_sec[k->type->unit];
+    df_errkind e = DF_OK;
+    DF_FOR_SEL(k, i, {
+        if (!row_valid(v, i)) continue;
+        int64_t x = DF_VEC_VALUES(a[0].vec, int64_t)[a[0].is_const ? 0 : i], y = x;
+        if (ta && __builtin_add_overflow(x, (int64_t)df__tz_offset_at(ta->tz, x / q - (x % q < 0)) * q, &y)) {
+            e = df_error_set(k->err, DF_ERR_NUMERIC_OVERFLOW, "timestamp out of range");
+            break;
+        }
+        DF_VEC_VALUES(v, int64_t)[i] = y;
+    });
+    return df__kernel_finish(k, v, e, out);
+}
+
+static df_errkind result_zone(const df_expr *call, df_kernel *out, df_error *err) {
+    time_aux *ta = df_calloc(1, sizeof *ta);
+    if (!ta) return DF_OOM(err);
+    df_errkind e = df__tz_open(call->type->timezone, &ta->tz, err);
+    if (e) {
+        df_free(ta);
+        return e;
+    }
+    out->aux = ta;
+    out->aux_free = time_aux_free;
+    return DF_OK;
+}
+
+/* ------------------------------------------------------------------------ */
 /* Registry                                                                  */
 
 static df_errkind with_zone(const df_expr *call, df_kernel *out, df_error *err) {
@@ -787,6 +862,14 @@ df_errkind df__kernels_time(const df_expr *call, df_kernel *out, df_error *err) 
         out->can_error = true;
         return DF_OK;
     case DF_FN_MAKE_TIME: out->fn = make_time_k; out->can_error = true; return DF_OK;
+    case DF_FN_AT_TIME_ZONE:
+        out->fn = at_time_zone_k;
+        out->can_error = true;
+        return result_zone(call, out, err);
+    case DF_FN_TO_LOCAL_TIME:
+        out->fn = to_local_time_k;
+        out->can_error = true;
+        return with_zone(call, out, err); /* no zone (naive input): the value is its own wall time */
     case DF_FN_TO_TIME:
         if (call->nargs >= 2) {
             out->fn = parse_formats_k;

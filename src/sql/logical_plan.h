@@ -72,7 +72,7 @@ static inline void df__memcpy(void *dst, const void *src, size_t n) {
     X(SUBSTRING_INDEX, "substr_index") X(LEVENSHTEIN, "levenshtein") \
     X(RANDOM, "random") \
     X(SHA224, "sha224") X(SHA256, "sha256") X(SHA384, "sha384") X(SHA512, "sha512") X(DIGEST, "digest") \
-    X(MAKE_TIME, "make_time") X(TO_TIME, "to_time") X(TO_CHAR, "to_char") X(REGEXP_INSTR, "regexp_instr")
+    X(MAKE_TIME, "make_time") X(TO_TIME, "to_time") X(AT_TIME_ZONE, "at_time_zone") X(TO_LOCAL_TIME, "to_local_time") X(TO_CHAR, "to_char") X(REGEXP_INSTR, "regexp_instr")
 
 typedef enum df_fn {
 #define DF_FN_ENUM(id, name) DF_FN_##id,

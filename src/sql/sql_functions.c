@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 #include "common/digest.h"
+#include "common/tzif.h"
 #include "sql/sql_binder.h"
 
 typedef enum sig {
@@ -181,6 +182,8 @@ static const fn_entry functions[] = {
     {"sha512", DF_FN_SHA512, SIG_HASH, 1, 1},
     {"digest", DF_FN_DIGEST, SIG_HASH, 2, 2},
     {"make_time", DF_FN_MAKE_TIME, SIG_TIME, 3, 3},
+    {"at_time_zone", DF_FN_AT_TIME_ZONE, SIG_TIME, 2, 2},
+    {"to_local_time", DF_FN_TO_LOCAL_TIME, SIG_TIME, 1, 1},
     {"to_time", DF_FN_TO_TIME, SIG_TIME, 1, -1},
     {"to_char", DF_FN_TO_CHAR, SIG_TO_CHAR, 2, 2},
     {"date_format", DF_FN_TO_CHAR, SIG_TO_CHAR, 2, 2},
@@ -559,6 +562,54 @@ df_expr *df__bind_resolve_fn(binder *b, df_fn fn, df_expr **args, int32_t n, int
         ret = args[0]->type;
         break;
     case SIG_TIME:
+        if (fn == DF_FN_AT_TIME_ZONE) {
+            /* x AT TIME ZONE 'zone': a zoned timestamp.  A zoned x keeps its instant; a naive one
+             * (or a date, or text without an offset) is a wall time there. */
+            const df_expr *z = args[1];
+            if (z->kind != DF_EX_LITERAL || z->lit->is_null || z->type->id != DF_TYPE_UTF8) {
+                df__bind_error(b, DF_ERR_SQL_TYPE, pos, "AT TIME ZONE needs a time zone name as a string literal");
+                return NULL;
+            }
+            char name[128];
+            int64_t zl = z->lit->v.bytes.len;
+            if (zl <= 0 || zl >= (int64_t)sizeof name) {
+                df__bind_error(b, DF_ERR_SQL_TYPE, pos, "invalid time zone name");
+                return NULL;
+            }
+            df__memcpy(name, z->lit->v.bytes.ptr, (size_t)zl);
+            name[zl] = '\0';
+            df_tz *probe = NULL;
+            df_error tz_err = {0};
+            if (df__tz_open(name, &probe, &tz_err) != DF_OK) {
+                df_error_clear(&tz_err);
+                df__bind_error(b, DF_ERR_SQL_TYPE, pos, "unknown time zone '%s'", name);
+                return NULL;
+            }
+            df__tz_free(probe);
+            const df_type *t = args[0]->type;
+            df_time_unit unit = DF_UNIT_NANO;
+            if (t->id == DF_TYPE_TIMESTAMP) {
+                unit = t->unit;
+            } else if (t->id == DF_TYPE_DATE32 || t->id == DF_TYPE_DATE64) {
+                df_type *ts = df__bind_keep(b, df_type_timestamp(DF_UNIT_NANO, NULL));
+                if (!ts || !coerce_arg(b, args, 0, ts, pos)) return NULL;
+            } else {
+                if (!stringish(t) || t->id == DF_TYPE_BINARY) return type_error(b, fn, pos, t);
+                if (!coerce_arg(b, args, 0, utf8, pos)) return NULL;
+            }
+            ret = df__bind_keep(b, df_type_timestamp(unit, name));
+            break;
+        }
+        if (fn == DF_FN_TO_LOCAL_TIME) {
+            /* The wall time of a zoned timestamp, as a naive one (a naive one is its own). */
+            const df_type *t = args[0]->type;
+            if (t->id != DF_TYPE_TIMESTAMP) {
+                df__bind_error(b, DF_ERR_SQL_TYPE, pos, "to_local_time requires a timestamp");
+                return NULL;
+            }
+            ret = df__bind_keep(b, df_type_timestamp(t->unit, NULL));
+            break;
+        }
         if (fn == DF_FN_TO_TIME) {
             const df_type *t = args[0]->type;
             if (t->id == DF_TYPE_DATE32 || t->id == DF_TYPE_DATE64) {

@@ -939,6 +939,24 @@ static ast_expr *parse_postfix(parser *p) {
             c->type = parse_type(p);
             if (!c->type) return NULL;
             e = finish(p, c);
+        } else if (at_word(p, "at") && is_kw(peek_at(p, 1), KW_TIME) && is_kw(peek_at(p, 2), KW_ZONE)) {
+            /* x AT TIME ZONE z: binds tighter than any operator (1 + t AT TIME ZONE z zones t only). */
+            advance(p);
+            advance(p);
+            advance(p);
+            ast_expr *c = mk(p, AE_FUNC, e->pos);
+            ast_expr *z = c ? parse_primary(p) : NULL;
+            if (!z) return NULL;
+            c->name.n = 1;
+            c->name.parts = alloc_array(p, 1, sizeof(char *));
+            c->name.quoted = alloc_array(p, 1, sizeof(bool));
+            c->list = alloc_array(p, 2, sizeof(ast_expr *));
+            if (!c->name.parts || !c->name.quoted || !c->list) return NULL;
+            if (!(c->name.parts[0] = df_arena_strndup(p->arena, "at_time_zone", 12))) return oom(p);
+            c->list[0] = e;
+            c->list[1] = z;
+            c->nlist = 2;
+            e = finish(p, c);
         } else if (at(p, TK_LBRACKET)) {
             advance(p);
             ast_expr *s = mk(p, AE_ARRAY, e->pos);

@@ -314,6 +314,11 @@ def render_timestamp(scalar_value, typ):
     v = scalar_value
     unit = typ.unit
     per = {"s": 1, "ms": 10**3, "us": 10**6, "ns": 10**9}[unit]
+    offset = None
+    if typ.tz is not None and typ.tz not in ("UTC", "+00:00", "Z"):
+        # chrono prints a zoned timestamp as its local time and UTC offset there.
+        offset = tz_offset_seconds(typ.tz, v // per)
+        v += offset * per
     secs, frac = divmod(v, per)
     days, tod = divmod(secs, 86400)
     s = f"{render_date(days)}T{tod // 3600:02d}:{tod // 60 % 60:02d}:{tod % 60:02d}"
@@ -326,12 +331,31 @@ def render_timestamp(scalar_value, typ):
         else:
             s += f".{ns:09d}"
     if typ.tz is not None:
-        tz = typ.tz
-        if tz in ("UTC", "+00:00", "Z"):
+        if offset is None:
             s += "Z"
         else:
-            s += tz
+            sign = "-" if offset < 0 else "+"
+            s += f"{sign}{abs(offset) // 3600:02d}:{abs(offset) // 60 % 60:02d}"
     return s
+
+
+def tz_offset_seconds(tz, utc_seconds):
+    """The UTC offset of a fixed "+05:30" zone or an IANA zone at an instant."""
+    m = re.match(r"^([+-])(\d\d):?(\d\d)?$", tz)
+    if m:
+        off = int(m.group(2)) * 3600 + int(m.group(3) or 0) * 60
+        return -off if m.group(1) == "-" else off
+    import datetime
+    import zoneinfo
+    try:
+        zone = zoneinfo.ZoneInfo(tz)
+    except (zoneinfo.ZoneInfoNotFoundError, ValueError):
+        return 0
+    try:
+        at = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc) + datetime.timedelta(seconds=utc_seconds)
+        return int(at.astimezone(zone).utcoffset().total_seconds())
+    except (OverflowError, ValueError):
+        return 0
 
 
 def column_values(col):

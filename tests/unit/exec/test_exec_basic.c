@@ -178,6 +178,24 @@ DF_TEST(casts_and_dates) {
 /* Timestamp constructors, binning and the casts DataFusion's SQL front end defines specially. */
 DF_TEST(timestamp_functions) {
     df_catalog *cat = tu_catalog();
+    /* AT TIME ZONE: a naive value is a wall time there, a zoned one keeps its instant; to_local_time
+     * goes back; date parts and truncation follow the zone's offset at each instant (DST included). */
+    TU_EXPECT(cat,
+              "SELECT '2000-12-01 04:04:12' AT TIME ZONE 'America/New_York', "
+              "'2024-03-30 00:00:20Z' AT TIME ZONE 'Europe/Brussels', "
+              "arrow_typeof(TIMESTAMP '2000-12-01 04:04:12' AT TIME ZONE '+05:00'), "
+              "to_local_time('2024-04-01T00:00:20Z'::timestamp AT TIME ZONE 'Europe/Brussels')",
+              "2000-12-01T04:04:12-05:00|2024-03-30T01:00:20+01:00|Timestamp(ns, \"+05:00\")|2024-04-01T00:00:20");
+    TU_EXPECT(cat,
+              "SELECT extract(hour FROM arrow_cast(TIMESTAMP '2018-11-04 02:30:00', "
+              "'Timestamp(Nanosecond, Some(\"America/Sao_Paulo\"))')), "
+              "date_trunc('day', arrow_cast(TIMESTAMP '2018-11-04 02:30:00', "
+              "'Timestamp(Nanosecond, Some(\"America/Sao_Paulo\"))')), "
+              "date_trunc('day', arrow_cast(TIMESTAMP '2018-11-05 12:00:00', "
+              "'Timestamp(Nanosecond, Some(\"America/Sao_Paulo\"))'))",
+              "23|2018-11-03T00:00:00-03:00|2018-11-05T00:00:00-02:00");
+    TU_EXPECT_ERROR(cat, "SELECT TIMESTAMP '2000-01-01 00:00:00' AT TIME ZONE 'Nowhere/Zone'", DF_ERR_SQL_TYPE);
+    TU_EXPECT_ERROR(cat, "SELECT to_local_time('2024-04-01T00:00:20Z')", DF_ERR_SQL_TYPE);
     TU_EXPECT(cat,
               "SELECT date_bin(INTERVAL '15 minutes', TIMESTAMP '2022-08-03 14:38:50'), "
               "date_bin('1 month', TIMESTAMP '2000-01-31T00:00:00', TIMESTAMP '2000-02-29T00:00:00'), "
