@@ -153,7 +153,7 @@ static const fn_entry functions[] = {
     {"to_timestamp", DF_FN_TO_TIMESTAMP, SIG_TO_TIMESTAMP, 1, -1},
     {"to_date", DF_FN_TO_DATE, SIG_TO_DATE, 1, -1},
     {"to_unixtime", DF_FN_TO_UNIXTIME, SIG_TO_UNIXTIME, 1, -1},
-    {"from_unixtime", DF_FN_FROM_UNIXTIME, SIG_FROM_UNIXTIME, 1, 1},
+    {"from_unixtime", DF_FN_FROM_UNIXTIME, SIG_FROM_UNIXTIME, 1, 2},
     {"uuid", DF_FN_UUID, SIG_NONE_STR, 0, 0},
     {"to_timestamp_seconds", DF_FN_TO_TIMESTAMP_SECONDS, SIG_TO_TS_UNIT, 1, -1},
     {"to_timestamp_millis", DF_FN_TO_TIMESTAMP_MILLIS, SIG_TO_TS_UNIT, 1, -1},
@@ -274,6 +274,30 @@ static bool temporal_arg(const df_type *t) {
     return t->id == DF_TYPE_DATE32 || t->id == DF_TYPE_DATE64 || t->id == DF_TYPE_TIMESTAMP ||
            t->id == DF_TYPE_TIME32 || t->id == DF_TYPE_TIME64 || t->id == DF_TYPE_INTERVAL_MDN ||
            t->id == DF_TYPE_DURATION;
+}
+
+/* A time zone argument: a string literal naming a zone we can open, copied into name. */
+static bool zone_literal(binder *b, const df_expr *z, int32_t pos, char *name, size_t cap) {
+    if (z->kind != DF_EX_LITERAL || z->lit->is_null || z->type->id != DF_TYPE_UTF8) {
+        df__bind_error(b, DF_ERR_SQL_TYPE, pos, "a time zone must be given as a string literal");
+        return false;
+    }
+    int64_t zl = z->lit->v.bytes.len;
+    if (zl <= 0 || zl >= (int64_t)cap) {
+        df__bind_error(b, DF_ERR_SQL_TYPE, pos, "invalid time zone name");
+        return false;
+    }
+    df__memcpy(name, z->lit->v.bytes.ptr, (size_t)zl);
+    name[zl] = '\0';
+    df_tz *probe = NULL;
+    df_error tz_err = {0};
+    if (df__tz_open(name, &probe, &tz_err) != DF_OK) {
+        df_error_clear(&tz_err);
+        df__bind_error(b, DF_ERR_SQL_TYPE, pos, "unknown time zone '%s'", name);
+        return false;
+    }
+    df__tz_free(probe);
+    return true;
 }
 
 /* Coerces arguments per the signature and builds the node. */
@@ -552,12 +576,16 @@ df_expr *df__bind_resolve_fn(binder *b, df_fn fn, df_expr **args, int32_t n, int
         ret = i64;
         break;
     }
-    case SIG_FROM_UNIXTIME:
+    case SIG_FROM_UNIXTIME: {
         if (!int_or_null(args[0]->type)) return type_error(b, fn, pos, args[0]->type);
         if (!coerce_arg(b, args, 0, i64, pos)) return NULL;
-        ret = df__bind_keep(b, df_type_timestamp(DF_UNIT_SECOND, NULL));
+        /* from_unixtime(seconds, 'zone'): the same instant, zoned. */
+        char zone[128] = "";
+        if (n == 2 && !zone_literal(b, args[1], pos, zone, sizeof zone)) return NULL;
+        ret = df__bind_keep(b, df_type_timestamp(DF_UNIT_SECOND, n == 2 ? zone : NULL));
         if (!ret) return NULL;
         break;
+    }
     case SIG_BITNOT:
         ret = args[0]->type;
         break;
@@ -565,27 +593,8 @@ df_expr *df__bind_resolve_fn(binder *b, df_fn fn, df_expr **args, int32_t n, int
         if (fn == DF_FN_AT_TIME_ZONE) {
             /* x AT TIME ZONE 'zone': a zoned timestamp.  A zoned x keeps its instant; a naive one
              * (or a date, or text without an offset) is a wall time there. */
-            const df_expr *z = args[1];
-            if (z->kind != DF_EX_LITERAL || z->lit->is_null || z->type->id != DF_TYPE_UTF8) {
-                df__bind_error(b, DF_ERR_SQL_TYPE, pos, "AT TIME ZONE needs a time zone name as a string literal");
-                return NULL;
-            }
             char name[128];
-            int64_t zl = z->lit->v.bytes.len;
-            if (zl <= 0 || zl >= (int64_t)sizeof name) {
-                df__bind_error(b, DF_ERR_SQL_TYPE, pos, "invalid time zone name");
-                return NULL;
-            }
-            df__memcpy(name, z->lit->v.bytes.ptr, (size_t)zl);
-            name[zl] = '\0';
-            df_tz *probe = NULL;
-            df_error tz_err = {0};
-            if (df__tz_open(name, &probe, &tz_err) != DF_OK) {
-                df_error_clear(&tz_err);
-                df__bind_error(b, DF_ERR_SQL_TYPE, pos, "unknown time zone '%s'", name);
-                return NULL;
-            }
-            df__tz_free(probe);
+            if (!zone_literal(b, args[1], pos, name, sizeof name)) return NULL;
             const df_type *t = args[0]->type;
             df_time_unit unit = DF_UNIT_NANO;
             if (t->id == DF_TYPE_TIMESTAMP) {

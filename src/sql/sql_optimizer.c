@@ -66,6 +66,50 @@ static bool is_null_lit(const df_expr *e) { return e->kind == DF_EX_LITERAL && e
 
 static df_expr *fold_expr(opt *o, df_expr *e);
 
+/* The result coerced back to e's declared type is not needed: branches already have it. */
+static df_expr *fold_branches(opt *o, df_expr *e) {
+    if (e->kind == DF_EX_COALESCE) {
+        int32_t first = 0;
+        while (first < e->nargs - 1 && is_null_lit(e->args[first])) first++;
+        if (e->args[first]->kind == DF_EX_LITERAL && !e->args[first]->lit->is_null) return e->args[first];
+        if (first == 0) return e;
+        if (first == e->nargs - 1) return e->args[first];
+        df_expr *c = clone_expr(o, e);
+        if (!c) return NULL;
+        c->args += first;
+        c->nargs -= first;
+        return c;
+    }
+    int32_t pairs = (e->nargs - (e->has_else ? 1 : 0)) / 2, kept = 0;
+    df_expr **args = df__lplan_alloc(o->p, (size_t)e->nargs * sizeof(df_expr *) + 1);
+    if (!args) return oom(o);
+    for (int32_t i = 0; i < pairs; i++) {
+        df_expr *w = e->args[2 * i];
+        if (is_bool_lit(w, false) || is_null_lit(w)) continue; /* never taken */
+        if (is_bool_lit(w, true)) {
+            if (kept == 0) return e->args[2 * i + 1]; /* always taken, and first */
+            args[2 * kept] = w;
+            args[2 * kept + 1] = e->args[2 * i + 1];
+            kept++;
+            break; /* later branches are never reached */
+        }
+        args[2 * kept] = w;
+        args[2 * kept + 1] = e->args[2 * i + 1];
+        kept++;
+    }
+    if (kept == pairs) return e;
+    bool reached_else = kept == 0 || !is_bool_lit(args[2 * kept - 2], true);
+    if (kept == 0) return e->has_else ? e->args[e->nargs - 1] : df__expr_null(o->p, e->type, o->err);
+    df_expr *c = clone_expr(o, e);
+    if (!c) return NULL;
+    int32_t n = 2 * kept;
+    if (e->has_else && reached_else) args[n++] = e->args[e->nargs - 1];
+    c->args = args;
+    c->nargs = n;
+    c->has_else = e->has_else && reached_else;
+    return c;
+}
+
 static bool null_propagating(df_fn fn) {
     switch (fn) {
     case DF_FN_ADD: case DF_FN_SUB: case DF_FN_MUL: case DF_FN_DIV: case DF_FN_MOD:
@@ -126,6 +170,11 @@ static df_expr *fold_expr(opt *o, df_expr *e) {
             }
         }
         if (c) e = c;
+    }
+    /* Branches decided while planning (as DataFusion's simplifier): a branch never taken is never run. */
+    if (e->kind == DF_EX_CASE || e->kind == DF_EX_COALESCE) {
+        df_expr *r = fold_branches(o, e);
+        if (r != e) return r ? fold_expr(o, r) : NULL;
     }
     /* x op NULL is NULL for comparisons and arithmetic without evaluating x (as DataFusion's simplifier). */
     if (e->kind == DF_EX_FUNC && e->nargs == 2 && (is_null_lit(e->args[0]) || is_null_lit(e->args[1])) &&
