@@ -332,6 +332,27 @@ static df_errkind date_trunc_k(const df_kargs *k, const df_xreg *a, int32_t na, 
         df_vec_release(v);
         return df_error_set(k->err, DF_ERR_EXECUTION, "unsupported date_trunc granularity '%.*s'", pn > 32 ? 32 : pn, ps);
     }
+    if (t->id == DF_TYPE_TIME64) {
+        /* A time of day (nanoseconds) truncates to hours and finer only. */
+        int64_t unit_ns = p == P_HOUR     ? 3600000000000LL
+                          : p == P_MINUTE ? 60000000000LL
+                          : p == P_SECOND ? 1000000000LL
+                          : p == P_MILLI  ? 1000000LL
+                          : p == P_MICRO  ? 1000LL
+                          : p == P_NANO   ? 1
+                                          : 0;
+        if (!unit_ns) {
+            df_vec_release(v);
+            return df_error_set(k->err, DF_ERR_EXECUTION, "date_trunc of a time supports hour to nanosecond, not '%.*s'",
+                                pn > 32 ? 32 : pn, ps);
+        }
+        DF_FOR_SEL(k, i, {
+            int64_t x = DF_VEC_VALUES(a[1].vec, int64_t)[a[1].is_const ? 0 : i];
+            DF_VEC_VALUES(v, int64_t)[i] = x - (x % unit_ns + unit_ns) % unit_ns;
+        });
+        df__kernel_done(k, v, out);
+        return DF_OK;
+    }
     /* Selected rows only: a CASE branch not taken must not fail. */
     DF_FOR_SEL(k, i, {
         int64_t x = DF_VEC_VALUES(a[1].vec, int64_t)[a[1].is_const ? 0 : i];

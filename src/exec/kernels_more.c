@@ -105,6 +105,7 @@ static df_errkind date_bin_k(const df_kargs *k, const df_xreg *a, int32_t na, df
     df_vec *v;
     DF_TRY(df__kernel_out_valid(k, a, na, &v));
     int64_t q = per_sec[v->type->unit], ns_unit = 1000000000LL / q;
+    bool time_of_day = v->type->id == DF_TYPE_TIME64; /* bins wrap around the day */
     DF_FOR_SEL(k, i, {
         if (!row_valid(v, i)) continue;
         const uint8_t *ip = a[0].vec->values->data + (a[0].vec->offset + (a[0].is_const ? 0 : i)) * 16;
@@ -127,6 +128,10 @@ static df_errkind date_bin_k(const df_kargs *k, const df_xreg *a, int32_t na, df
                 return df_error_set(k->err, DF_ERR_EXECUTION, "date_bin needs a positive stride");
             }
         }
+        if (time_of_day && (months != 0 || stride >= 86400 * (__int128)q)) {
+            df_vec_release(v);
+            return df_error_set(k->err, DF_ERR_EXECUTION, "DATE_BIN stride for TIME input must be less than 1 day");
+        }
         int64_t src = DF_VEC_VALUES(a[1].vec, int64_t)[a[1].is_const ? 0 : i];
         int64_t origin = na > 2 ? DF_VEC_VALUES(a[2].vec, int64_t)[a[2].is_const ? 0 : i] : 0;
         int64_t r = 0, scratch;
@@ -148,6 +153,10 @@ static df_errkind date_bin_k(const df_kargs *k, const df_xreg *a, int32_t na, df
             __int128 diff = (__int128)src - origin, st = stride;
             __int128 b = diff / st - ((diff % st != 0) && (diff < 0));
             __int128 res = (__int128)origin + b * st;
+            if (time_of_day) {
+                __int128 day = 86400 * (__int128)q;
+                res = (res % day + day) % day;
+            }
             null = res < INT64_MIN || res > INT64_MAX || __builtin_mul_overflow((int64_t)res, ns_unit, &scratch);
             if (!null) r = (int64_t)res;
         }

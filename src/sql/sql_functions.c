@@ -508,6 +508,9 @@ df_expr *df__bind_resolve_fn(binder *b, df_fn fn, df_expr **args, int32_t n, int
         const df_type *t = args[1]->type;
         if (t->id == DF_TYPE_TIMESTAMP) {
             ret = (df_type *)t;
+        } else if (t->id == DF_TYPE_TIME32 || t->id == DF_TYPE_TIME64) {
+            ret = df__bind_keep(b, df_type_time(DF_UNIT_NANO));
+            if (!ret || !coerce_arg(b, args, 1, ret, pos)) return NULL;
         } else if (t->id == DF_TYPE_DATE32 || t->id == DF_TYPE_DATE64 || t->id == DF_TYPE_UTF8 || is_null_type(t)) {
             ret = df__bind_keep(b, df_type_timestamp(DF_UNIT_NANO, NULL));
             if (!ret || !coerce_arg(b, args, 1, ret, pos)) return NULL;
@@ -693,7 +696,18 @@ df_expr *df__bind_resolve_fn(binder *b, df_fn fn, df_expr **args, int32_t n, int
         df_type *iv = df_type_interval_mdn();
         if (!coerce_arg(b, args, 0, iv, pos)) return NULL;
         const df_type *t = args[1]->type;
-        if (t->id == DF_TYPE_TIMESTAMP) ret = (df_type *)t;
+        bool tm = t->id == DF_TYPE_TIME32 || t->id == DF_TYPE_TIME64;
+        if (n == 3) {
+            /* The origin is of the source's kind: a time with a time, else a timestamp or date. */
+            const df_type *o = args[2]->type;
+            bool otm = o->id == DF_TYPE_TIME32 || o->id == DF_TYPE_TIME64;
+            if ((tm && !otm && o->id != DF_TYPE_UTF8 && !is_null_type(o)) || (!tm && otm)) {
+                df__bind_error(b, DF_ERR_SQL_TYPE, pos, "Failed to coerce arguments to satisfy a call to 'date_bin' function");
+                return NULL;
+            }
+        }
+        if (tm) ret = df__bind_keep(b, df_type_time(DF_UNIT_NANO)); /* bins of the day */
+        else if (t->id == DF_TYPE_TIMESTAMP) ret = (df_type *)t;
         else if (t->id == DF_TYPE_DATE32 || t->id == DF_TYPE_UTF8 || is_null_type(t))
             ret = df__bind_keep(b, df_type_timestamp(DF_UNIT_NANO, NULL));
         else return type_error(b, fn, pos, t);

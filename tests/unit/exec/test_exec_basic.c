@@ -196,6 +196,14 @@ DF_TEST(timestamp_functions) {
               "23|2018-11-03T00:00:00-03:00|2018-11-05T00:00:00-02:00");
     TU_EXPECT_ERROR(cat, "SELECT TIMESTAMP '2000-01-01 00:00:00' AT TIME ZONE 'Nowhere/Zone'", DF_ERR_SQL_TYPE);
     TU_EXPECT_ERROR(cat, "SELECT to_local_time('2024-04-01T00:00:20Z')", DF_ERR_SQL_TYPE);
+    /* Times of day bin and truncate within the day. */
+    TU_EXPECT(cat, "SELECT date_bin(INTERVAL '15 minutes', TIME '14:38:50', TIME '23:55:00'), "
+                   "date_trunc('millisecond', TIME '14:30:45.123456789'), arrow_typeof(date_trunc('hour', TIME '14:30:45')), "
+                   "from_unixtime(1599572549, 'America/New_York')",
+              "14:25:00|14:30:45.123|Time64(ns)|2020-09-08T09:42:29-04:00");
+    TU_EXPECT_ERROR(cat, "SELECT date_bin(INTERVAL '25 hours', TIME '14:38:50', TIME '00:00:00')", DF_ERR_EXECUTION);
+    TU_EXPECT(cat, "SELECT CASE WHEN true THEN 1 / 1 ELSE 1 / 0 END, coalesce(1, 1 / 0), CASE 1 WHEN 2 THEN 4 / 0 END",
+              "1|1|NULL");
     TU_EXPECT(cat,
               "SELECT date_bin(INTERVAL '15 minutes', TIMESTAMP '2022-08-03 14:38:50'), "
               "date_bin('1 month', TIMESTAMP '2000-01-31T00:00:00', TIMESTAMP '2000-02-29T00:00:00'), "
