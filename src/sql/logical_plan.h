@@ -170,6 +170,7 @@ typedef struct df_agg {
     df_type *type;          /* result type */
     bool nullable;          /* result may be NULL (count never is) */
     const char *name;       /* display name, e.g. "sum(t.a)" */
+    df_type *shown_as;      /* binder: the type SQL sees, cast from `type` (avg of durations), or NULL */
 } df_agg;
 
 const char *df_agg_fn_name(df_agg_fn fn);

@@ -1093,6 +1093,14 @@ df_errkind df__bind_aggregate_call(binder *b, const ast_expr *call, const bctx *
         } else {
             a.arg = df__bind_expr(b, call->list[0], &in);
             if (!a.arg) return b->err ? b->err->kind : DF_ERR_INTERNAL;
+            if (fn == DF_AGG_AVG && a.arg->type->id == DF_TYPE_DURATION) {
+                /* avg of durations: exactly, as decimals of the unit, shown as a duration (truncated). */
+                a.shown_as = a.arg->type;
+                df_type *dec = df__bind_keep(b, df_type_decimal(20, 0));
+                df_expr *i = dec ? df__expr_cast(b->plan, a.arg, df_type_int64(), false, true, b->err) : NULL;
+                a.arg = i ? df__expr_cast(b->plan, i, dec, false, true, b->err) : NULL;
+                if (!a.arg) return b->err->kind ? b->err->kind : DF_ERR_INTERNAL;
+            }
             if (fn == DF_AGG_COUNT && !a.distinct && a.arg->kind == DF_EX_LITERAL && !a.arg->lit->is_null) {
                 a.arg = NULL;  /* count(1) == count(*) */
             }
@@ -1208,6 +1216,13 @@ static df_expr *agg_output_ref(binder *b, const bctx *ctx, int32_t index) {
     } else {
         const df_agg *a = &ag->aggs[index - ag->ngroup];
         col = (df_lcol){.name = a->name, .qualifier = NULL, .type = a->type, .nullable = a->nullable};
+        if (a->shown_as) {
+            df_expr *c = df__expr_column(b->plan, index, &col, b->err);
+            df_expr *i = c ? df__expr_cast(b->plan, c, df_type_int64(), false, true, b->err) : NULL;
+            df_expr *r = i ? df__expr_cast(b->plan, i, a->shown_as, false, true, b->err) : NULL;
+            if (r) r->display = a->name;
+            return r;
+        }
     }
     return df__expr_column(b->plan, index, &col, b->err);
 }
