@@ -18,8 +18,10 @@
  * moves.  Value functions (lag/lead/first/last/nth_value, min/max) pick a
  * source row per output row and gather, so they work for every type.
  */
+#include <inttypes.h>
 #include <math.h>
 
+#include "exec/agg_more.h"
 #include "exec/exec_int.h"
 #include "sql/sql_types.h"
 
@@ -612,6 +614,69 @@ static df_errkind minmax(const df_window *w, const layout *l, const range_key *r
     return k;
 }
 
+/*
+ * Any other single-step aggregate (median, percentile_cont, var_pop,
+ * covar_pop, bit_and, ..): each distinct frame is one group of the
+ * aggregate's own accumulator, fed the frame's rows.  Whole-partition and
+ * peer-group frames cost their rows once; sliding frames cost the sum of
+ * their sizes, which is bounded.
+ */
+#define MORE_FRAME_ROWS_MAX (64LL * 1024 * 1024)
+
+static df_errkind frames_agg(win_op *o, const df_window *w, const layout *l, const range_key *rk, df_vec *x,
+                             df_vec *x2, df_vec **out, df_error *err) {
+    int64_t n = l->n, ngroups = 0, fed = 0;
+    int32_t *fid = df_malloc((size_t)(n ? n : 1) * sizeof(int32_t));
+    int64_t *fs_of = df_malloc((size_t)(n ? n : 1) * sizeof(int64_t)), *fe_of = df_malloc((size_t)(n ? n : 1) * sizeof(int64_t));
+    df_errkind k = fid && fs_of && fe_of ? DF_OK : DF_OOM(err);
+    int64_t ps = -1, pe = -1;
+    for (int64_t p = 0; p < n && !k; p++) {
+        int64_t fs, fe;
+        frame_of(w, l, rk, p, &fs, &fe);
+        if (fs != ps || fe != pe || p == l->pstart[p]) {
+            fs_of[ngroups] = fs, fe_of[ngroups] = fe;
+            fed += fe > fs ? fe - fs : 0;
+            ngroups++;
+            ps = fs, pe = fe;
+        }
+        fid[l->perm[p]] = (int32_t)(ngroups - 1);
+    }
+    if (!k && fed > MORE_FRAME_ROWS_MAX)
+        k = df_error_set(err, DF_ERR_LIMIT_EXCEEDED, "%s over these window frames would read %" PRId64
+                         " rows (at most %lld): use a frame that does not slide, or fewer rows",
+                         df_agg_fn_name(w->more->fn), fed, MORE_FRAME_ROWS_MAX);
+    int32_t *rows = NULL, *gids = NULL;
+    if (!k) {
+        rows = df_malloc((size_t)(fed ? fed : 1) * sizeof(int32_t));
+        gids = df_malloc((size_t)(fed ? fed : 1) * sizeof(int32_t));
+        if (!rows || !gids) k = DF_OOM(err);
+    }
+    int64_t m = 0;
+    for (int64_t g = 0; g < ngroups && !k; g++)
+        for (int64_t q = fs_of[g]; q < fe_of[g]; q++) {
+            rows[m] = l->perm[q];
+            gids[m++] = (int32_t)g;
+        }
+    df_vec *gx = NULL, *gx2 = NULL, *res = NULL;
+    df__aggm *acc = NULL;
+    if (!k) k = df__vec_gather(x, rows, m, &gx, err);
+    if (!k && x2) k = df__vec_gather(x2, rows, m, &gx2, err);
+    if (!k) k = df__aggm_new(w->more, o->base.ctx, &acc, err);
+    if (!k) k = df__aggm_update(acc, gids, m, ngroups, gx, gx2, NULL, NULL, err);
+    if (!k) k = df__aggm_emit(acc, ngroups, 0, ngroups, &res, err);
+    if (!k) k = df__vec_gather(res, fid, n, out, err);
+    df__aggm_free(acc);
+    df_vec_release(gx);
+    df_vec_release(gx2);
+    df_vec_release(res);
+    df_free(rows);
+    df_free(gids);
+    df_free(fid);
+    df_free(fs_of);
+    df_free(fe_of);
+    return k;
+}
+
 /* Computes window function w into out (input row order). */
 static df_errkind compute(win_op *o, int32_t w, int32_t **order_out, df_vec **out, df_error *err) {
     const win_priv *wp = o->base.node->priv;
@@ -640,7 +705,8 @@ static df_errkind compute(win_op *o, int32_t w, int32_t **order_out, df_vec **ou
     if (!k) {
         switch (win->fn) {
         case DF_WIN_AGG:
-            if (win->agg == DF_AGG_MIN || win->agg == DF_AGG_MAX) k = minmax(win, &l, &rk, args[0], out, err);
+            if (win->more) k = frames_agg(o, win, &l, &rk, args[0], args[1], out, err);
+            else if (win->agg == DF_AGG_MIN || win->agg == DF_AGG_MAX) k = minmax(win, &l, &rk, args[0], out, err);
             else k = sliding_agg(win, &l, &rk, win->count_star ? NULL : args[0], out, err);
             break;
         case DF_WIN_LAG: case DF_WIN_LEAD: case DF_WIN_FIRST_VALUE: case DF_WIN_LAST_VALUE: case DF_WIN_NTH_VALUE:

@@ -237,6 +237,7 @@ typedef struct df_frame_bound {
 typedef struct df_window {
     df_win_fn fn;               /* which function */
     int agg;                    /* DF_WIN_AGG: the df_agg_fn */
+    struct df_agg *more;        /* DF_WIN_AGG of a single-step aggregate (median, var_pop, ..), else NULL */
     bool count_star;            /* count(*) */
     int32_t nargs;              /* arguments (value first) */
     struct df_expr **args;

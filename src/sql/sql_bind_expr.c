@@ -904,6 +904,24 @@ static bool is_numeric_or_null(const df_type *t) {
 }
 
 
+static df_errkind bind_more_agg_args(binder *b, const ast_expr *call, df_agg_fn fn, const bctx *in, df_agg *a);
+
+/*
+ * A single-step aggregate (median, percentile_cont, var_pop, covar_pop,
+ * bit_and, ..) called as a window function: its arguments bound over ctx.
+ */
+df_errkind df__bind_window_more_agg(binder *b, const ast_expr *call, int fn, const bctx *ctx, df_agg **out) {
+    df_agg *a = df__lplan_alloc(b->plan, sizeof *a);
+    if (!a) return DF_OOM(b->err);
+    memset(a, 0, sizeof *a);
+    a->fn = (df_agg_fn)fn;
+    DF_TRY(bind_more_agg_args(b, call, (df_agg_fn)fn, ctx, a));
+    a->nullable = true;
+    a->name = df_agg_fn_name((df_agg_fn)fn);
+    *out = a;
+    return DF_OK;
+}
+
 /*
  * An aggregate's input under FILTER (WHERE f) is evaluated only where f holds
  * (as DataFusion does): `sum(1 / x) FILTER (WHERE x <> 0)` must not divide by

@@ -116,6 +116,8 @@ char *df__bind_strdup(binder *b, const char *s);
 df_expr *df__bind_expr(binder *b, const ast_expr *e, const bctx *ctx);
 /* Binds a boolean condition (NULL literals become boolean). */
 df_expr *df__bind_condition(binder *b, const ast_expr *e, const bctx *ctx);
+/* A single-step aggregate called as a window function (sql_bind_expr.c). */
+df_errkind df__bind_window_more_agg(binder *b, const ast_expr *call, int fn, const bctx *ctx, struct df_agg **out);
 /* Casts e to t (implicit coercion); NULL + error when not castable. */
 df_expr *df__bind_coerce(binder *b, df_expr *e, df_type *t, int32_t pos);
 /* The display name DataFusion would give e (arena string). */

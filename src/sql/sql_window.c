@@ -182,15 +182,51 @@ static df_errkind bind_win_fn(binder *b, const ast_expr *e, const bctx *ctx, df_
             return df__bind_error(b, DF_ERR_SQL_TYPE, e->pos, "IGNORE NULLS is not permitted for %s", name);
         w->ignore_nulls = true;
     }
-    if (e->flag || e->filter || e->norder)
+    if (e->flag || e->norder || (e->filter && wf >= 0))
         return df__bind_error(b, DF_ERR_SQL_UNSUPPORTED, e->pos, "DISTINCT, FILTER and ORDER BY are not supported in window calls");
     int32_t na = e->nlist;
     if (wf < 0) {
         int agg = df__bind_agg_fn(&(ast_expr){.kind = AE_FUNC, .name = e->name});
+        if (agg >= 0 && agg != DF_AGG_COUNT && agg != DF_AGG_SUM && agg != DF_AGG_AVG && agg != DF_AGG_MIN &&
+            agg != DF_AGG_MAX && df_agg_fn_single_step((df_agg_fn)agg) && !e->filter && agg != DF_AGG_STRING_AGG &&
+            agg != DF_AGG_APPROX_DISTINCT) {
+            /* Other aggregates recompute each distinct frame (op_window.c). */
+            w->fn = DF_WIN_AGG;
+            w->agg = agg;
+            DF_TRY(df__bind_window_more_agg(b, e, agg, ctx, &w->more));
+            df_agg *m = w->more;
+            bool two = m->arg2 && agg >= DF_AGG_COVAR_SAMP && agg <= DF_AGG_REGR_SXY;
+            w->nargs = two ? 2 : 1;
+            w->args = df__lplan_alloc(b->plan, 2 * sizeof(df_expr *));
+            if (!w->args) return DF_OOM(b->err);
+            w->args[0] = m->arg;
+            w->args[1] = two ? m->arg2 : NULL;
+            w->type = m->type;
+            return DF_OK;
+        }
         if (agg != DF_AGG_COUNT && agg != DF_AGG_SUM && agg != DF_AGG_AVG && agg != DF_AGG_MIN && agg != DF_AGG_MAX)
             return df__bind_error(b, DF_ERR_SQL_UNSUPPORTED, e->pos, "`%s` is not supported as a window function", name);
         w->fn = DF_WIN_AGG;
         w->agg = agg;
+        df_expr *keep = NULL;
+        if (e->filter) {
+            /* These aggregates skip NULLs, so FILTER (WHERE f) is the input CASE WHEN f THEN x END. */
+            bctx fc = *ctx;
+            fc.clause = "FILTER";
+            if (!(keep = df__bind_condition(b, e->filter, &fc))) return berr(b);
+        }
+        if (keep && (e->star_arg || na == 0 || (na == 1 && e->list[0]->kind == AE_STAR))) {
+            if (agg != DF_AGG_COUNT) return df__bind_error(b, DF_ERR_SQL_SYNTAX, e->pos, "only count accepts `*`");
+            df_scalar one = {.type = df_type_int64(), .v.i64 = 1};
+            df_expr *args[2] = {keep, df__expr_literal(b->plan, &one, b->err)};
+            if (!args[1]) return berr(b);
+            w->args = df__lplan_alloc(b->plan, sizeof(df_expr *));
+            if (!w->args) return DF_OOM(b->err);
+            if (!(w->args[0] = df__expr_new(b->plan, DF_EX_CASE, df_type_int64(), true, 2, args, b->err))) return berr(b);
+            w->nargs = 1;
+            w->type = df_type_int64();
+            return DF_OK;
+        }
         if (e->star_arg || (agg == DF_AGG_COUNT && na == 0)) {
             if (agg != DF_AGG_COUNT) return df__bind_error(b, DF_ERR_SQL_SYNTAX, e->pos, "only count accepts `*`");
             w->count_star = true;
@@ -205,6 +241,10 @@ static df_errkind bind_win_fn(binder *b, const ast_expr *e, const bctx *ctx, df_
         }
         df_expr *x = df__bind_expr(b, e->list[0], ctx);
         if (!x) return berr(b);
+        if (keep) {
+            df_expr *args[2] = {keep, x};
+            if (!(x = df__expr_new(b->plan, DF_EX_CASE, x->type, true, 2, args, b->err))) return berr(b);
+        }
         if (x->type->id == DF_TYPE_NULL && (agg == DF_AGG_SUM || agg == DF_AGG_AVG)) {
             x = df__bind_coerce(b, x, agg == DF_AGG_SUM ? df_type_int64() : df_type_float64(), e->pos);
             if (!x) return berr(b);

@@ -30,7 +30,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 from dfhelpers import DfTestError, arrow_stream_from_c  # noqa: E402
 
 # The total pass rate (passed / test records) must not drop below this.
-PASS_RATE_FLOOR = 0.91
+PASS_RATE_FLOOR = 0.95
 
 
 # ---------------------------------------------------------------------------

@@ -176,6 +176,12 @@ DF_TEST(window_functions) {
                       "SELECT * FROM (VALUES (1, 10, 'a'), (1, 20, 'b'), (1, 20, 'c'), (1, 30, 'd'), (2, 5, 'e'), "
                       "(2, NULL, 'f')) AS w(g, x, s)",
                       3);
+    /* Other aggregates over frames: whole partitions, running and sliding frames; FILTER as a CASE. */
+    TU_EXPECT(cat,
+              "SELECT s, median(x) OVER (PARTITION BY g), var_pop(x) OVER (PARTITION BY g ORDER BY s "
+              "ROWS BETWEEN 1 PRECEDING AND CURRENT ROW), bit_and(x) OVER (PARTITION BY g ORDER BY s), "
+              "count(*) FILTER (WHERE x > 10) OVER (PARTITION BY g) FROM w ORDER BY s",
+              "a|20.0|0.0|10|3\nb|20.0|25.0|0|3\nc|20.0|0.0|0|3\nd|20.0|25.0|0|3\ne|5.0|0.0|5|0\nf|5.0|0.0|5|0");
     TU_EXPECT(cat,
               "SELECT s, row_number() OVER (PARTITION BY g ORDER BY x), rank() OVER (PARTITION BY g ORDER BY x), "
               "dense_rank() OVER (PARTITION BY g ORDER BY x), ntile(3) OVER (PARTITION BY g ORDER BY x, s) "
