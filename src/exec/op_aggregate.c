@@ -75,6 +75,8 @@ typedef struct agg_priv {
     df_type **key_types;    /* key types (references) */
     int32_t naggs;
     agg_def *aggs;
+    bool empty_set;         /* GROUPING SETS with (): no input still gives its row (final / single modes) */
+    uint64_t empty_set_id;  /* that row's grouping id, the last key */
 } agg_priv;
 
 /* Per-aggregate running state. */
@@ -117,6 +119,7 @@ typedef struct agg_op {
     int64_t scratch;        /* rows the scratch arrays hold */
     int64_t emitted;        /* groups output so far */
     bool consumed;          /* input exhausted */
+    bool emitted_empty_set; /* the () row over no input is out */
 } agg_op;
 
 /* ------------------------------------------------------------------------ */
@@ -724,7 +727,9 @@ static df_errkind emit_final(agg_op *a, int32_t i, int64_t from, int64_t n, df_v
     const agg_priv *ap = a->base.node->priv;
     const agg_def *d = &ap->aggs[i];
     const acc *s = &a->accs[i];
-    if (d->acc == ACC_MORE) return df__aggm_emit(s->more, ap->ngroup ? a->gt.ngroups : 1, from, n, out, err);
+    /* The () row over no input asks for one group beyond the none the table holds. */
+    if (d->acc == ACC_MORE)
+        return df__aggm_emit(s->more, DF_MAX(ap->ngroup ? a->gt.ngroups : 1, from + n), from, n, out, err);
     df_vec *v;
     DF_TRY(out_vec(d->out_type, n, &v, err));
     df_errkind k = DF_OK;
@@ -837,12 +842,42 @@ static df_errkind emit_partial(agg_op *a, int32_t i, int64_t from, int64_t n, df
     return emit_final(a, i, from, n, &out[0], err);
 }
 
+/*
+ * The row of the empty grouping set () over no input: NULL keys, its
+ * grouping id, and every aggregate over no rows (count 0, the others NULL),
+ * as a global aggregate gives.
+ */
+static df_errkind emit_empty_set(agg_op *a, df_batch **out, df_error *err) {
+    const agg_priv *ap = a->base.node->priv;
+    a->emitted_empty_set = true;
+    DF_TRY(ensure_groups(a, 1, err));
+    int32_t ncols = a->base.node->schema->nfields;
+    df_vec **cols = df_calloc((size_t)(ncols ? ncols : 1), sizeof(df_vec *));
+    if (!cols) return DF_OOM(err);
+    df_errkind k = DF_OK;
+    int32_t c = 0;
+    for (; c < ap->ngroup - 1 && !k; c++) k = df_vec_new_nulls(ap->key_types[c], 1, &cols[c], err);
+    if (!k) k = df_vec_new(ap->key_types[c], 1, 0, &cols[c], err);
+    if (!k) {
+        DF_VEC_VALUES(cols[c], uint64_t)[0] = ap->empty_set_id;
+        df_vec_set_length(cols[c], 1);
+        c++;
+    }
+    for (int32_t i = 0; i < ap->naggs && !k; i++) k = emit_final(a, i, 0, 1, &cols[c++], err);
+    if (!k) k = df_batch_new(a->base.node->schema, cols, 1, out, err);
+    if (k)
+        for (int32_t j = 0; j < ncols; j++) df_vec_release(cols[j]);
+    df_free(cols);
+    return k;
+}
+
 static df_errkind agg_next(df_op *op, df_batch **out, df_error *err) {
     agg_op *a = (agg_op *)op;
     const agg_priv *ap = op->node->priv;
     *out = NULL;
     if (!a->consumed) DF_TRY(consume(a, err));
     int64_t total = ap->ngroup ? a->gt.ngroups : 1;
+    if (total == 0 && ap->empty_set && !a->emitted_empty_set) return emit_empty_set(a, out, err);
     if (a->emitted >= total) return DF_OK;
     DF_TRY(ensure_groups(a, total, err));
     int64_t from = a->emitted, n = DF_MIN((int64_t)op->ctx->batch_size, total - from);
@@ -1089,6 +1124,8 @@ df_errkind df__op_aggregate_new(df_pnode *input, const df_lnode *agg, df_agg_mod
         ap->mode = mode;
         ap->ngroup = ng;
         ap->naggs = na;
+        ap->empty_set = agg->u.agg.has_empty_set && mode != DF_AGG_MODE_PARTIAL && ng > 0;
+        ap->empty_set_id = agg->u.agg.empty_set_id;
         ap->key_types = df_calloc((size_t)(ng ? ng : 1), sizeof(df_type *));
         ap->aggs = df_calloc((size_t)(na ? na : 1), sizeof(agg_def));
         if (mode != DF_AGG_MODE_FINAL) ap->group = df_calloc((size_t)(ng ? ng : 1), sizeof(df_xprog *));

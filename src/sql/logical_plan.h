@@ -317,6 +317,10 @@ struct df_lnode {
             df_expr **group;
             int32_t naggs;                /* aggregates (output columns ngroup..) */
             df_agg *aggs;
+            /* GROUPING SETS with the empty set (): over no input rows it still gives one row, whose
+             * last key (the grouping id) is empty_set_id and whose other keys are NULL. */
+            bool has_empty_set;
+            uint64_t empty_set_id;
         } agg;
         struct {
             df_join_type type;

@@ -1128,6 +1128,11 @@ static df_lnode *bind_select(binder *b, const ast_select *s, const ast_order *or
         a->u.agg.group = agg_group;
         a->u.agg.naggs = ag.naggs;
         a->u.agg.aggs = ag.aggs;
+        for (int32_t k = 0; k < ag.nsets; k++)
+            if (ag.masks[k] == (UINT64_C(1) << ag.nkeys) - 1) { /* every key absent: the set () */
+                a->u.agg.has_empty_set = true;
+                a->u.agg.empty_set_id = ag.masks[k];
+            }
         df__memcpy(a->cols, ag.group_cols, (size_t)ag.ngroup * sizeof(df_lcol));
         for (int32_t i = 0; i < ag.naggs; i++)
             a->cols[ag.ngroup + i] = (df_lcol){.name = ag.aggs[i].name, .type = ag.aggs[i].type,

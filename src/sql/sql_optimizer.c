@@ -253,7 +253,7 @@ static bool empty_by_input(const df_lnode *n) {
     case DF_LN_WINDOW:
         return is_empty(n->inputs[0]);
     case DF_LN_AGGREGATE:
-        return n->u.agg.ngroup > 0 && is_empty(n->inputs[0]);
+        return n->u.agg.ngroup > 0 && !n->u.agg.has_empty_set && is_empty(n->inputs[0]);
     case DF_LN_JOIN: {
         bool l = is_empty(n->inputs[0]), r = is_empty(n->inputs[1]);
         switch (n->u.join.type) {
@@ -817,6 +817,8 @@ static df_lnode *prune_aggregate(opt *o, df_lnode *n, const bool *req, int32_t *
     df_expr **group = df__lplan_alloc(o->p, (size_t)(ng ? ng : 1) * sizeof *group);
     df_agg *aggs = df__lplan_alloc(o->p, (size_t)(nkeep ? nkeep : 1) * sizeof *aggs);
     if (!c || !group || !aggs) return c ? oom(o) : NULL;
+    c->u.agg.has_empty_set = n->u.agg.has_empty_set;
+    c->u.agg.empty_set_id = n->u.agg.empty_set_id;
     for (int32_t g = 0; g < ng; g++) {
         group[g] = remap(o, n->u.agg.group[g], cmap, in->ncols);
         if (!group[g]) return NULL;

@@ -79,6 +79,11 @@ DF_TEST(grouping_sets) {
     TU_EXPECT(cat, "SELECT g, h, sum(v), grouping(g, h) AS gg FROM t GROUP BY ROLLUP(g, h) ORDER BY g, h",
               "a|x|1|0\na|y|2|0\na|NULL|3|1\nb|x|3|0\nb|NULL|3|1\nNULL|NULL|6|3");
     TU_EXPECT(cat, "SELECT count(*) FROM (SELECT g, h FROM t GROUP BY CUBE(g, h))", "8");
+    /* Over no rows the empty set () still gives its row, as a global aggregate does; the others none. */
+    TU_EXPECT(cat, "SELECT g, count(*), sum(v), median(v), grouping(g) FROM t WHERE v > 99 GROUP BY ROLLUP(g)",
+              "NULL|0|NULL|NULL|1");
+    TU_EXPECT(cat, "SELECT count(*) FROM t WHERE 1 = 2 GROUP BY GROUPING SETS ((), (g))", "0");
+    TU_EXPECT(cat, "SELECT count(*) FROM t WHERE v > 99 GROUP BY GROUPING SETS ((g), (h))", "");
     TU_EXPECT(cat, "SELECT g, h, count(*) FROM t GROUP BY GROUPING SETS ((g), (h), ()) ORDER BY g, h",
               "a|NULL|2\nb|NULL|1\nNULL|x|2\nNULL|y|1\nNULL|NULL|3");
     /* Aggregate arguments see the real values of keys a set leaves out. */
