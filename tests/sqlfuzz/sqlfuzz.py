@@ -909,10 +909,17 @@ def main():
     out = pathlib.Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     if args.jobs > 1:
-        import multiprocessing
-        with multiprocessing.Pool(args.jobs) as pool:
-            results = pool.starmap(campaign_job, [(args.lib, args.seed + j, args.seconds, args.queries, str(out),
-                                                   not args.no_reduce) for j in range(args.jobs)])
+        # A job killed by a signal (a sanitizer's abort) breaks the executor instead of
+        # hanging the campaign, as a multiprocessing.Pool would.
+        from concurrent.futures import ProcessPoolExecutor
+        from concurrent.futures.process import BrokenProcessPool
+        with ProcessPoolExecutor(args.jobs) as pool:
+            futures = [pool.submit(campaign_job, args.lib, args.seed + j, args.seconds, args.queries, str(out),
+                                   not args.no_reduce) for j in range(args.jobs)]
+            try:
+                results = [f.result() for f in futures]
+            except BrokenProcessPool:
+                sys.exit("a campaign job died (its sanitizer report, if any, is on standard error above)")
     else:
         results = [campaign_job(args.lib, args.seed, args.seconds, args.queries, str(out), not args.no_reduce)]
     total = {"queries": 0, "both_answered": 0, "both_refused": 0, "new_mismatches": {}, "known_mismatches": {},
