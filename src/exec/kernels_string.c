@@ -256,7 +256,7 @@ static df_errkind row_right(const df_kargs *k, const df_xreg *a, int64_t i, df__
     const uint8_t *s = STR(a[0], i, &n);
     int64_t m = I64(a[1], i);
     int64_t total = char_count(s, n);
-    int64_t skip = m >= 0 ? DF_MAX(total - m, 0) : DF_MIN(-m, total);
+    int64_t skip = m >= 0 ? DF_MAX(total - m, 0) : m < -total ? total : -m; /* no -m at INT64_MIN */
     int32_t b = char_offset(s, n, skip);
     return df__sb_put(sb, i, s + b, n - b);
 }

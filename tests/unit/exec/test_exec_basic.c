@@ -272,6 +272,9 @@ DF_TEST(regexp_and_encoding_functions) {
               "SELECT find_in_set('b', 'a,b,c'), find_in_set('d', 'a,b'), levenshtein('kitten', 'sitting'), "
               "substr_index('www.apache.org', '.', 2), substr_index('www.apache.org', '.', -1)",
               "2|0|3|www.apache|org");
+    /* left / right by the most negative count drop everything (no negation overflow). */
+    TU_EXPECT(cat, "SELECT right(x, -9223372036854775808), left(x, -9223372036854775808), right(x, -2), left(x, -2) "
+                   "FROM (VALUES ('abcd')) AS t(x)", "||cd|ab");
     TU_EXPECT_ERROR(cat, "SELECT regexp_like('a', '(')", DF_ERR_EXECUTION);
     TU_EXPECT_ERROR(cat, "SELECT decode('zz', 'hex')", DF_ERR_EXECUTION);
     df_catalog_free(cat);
