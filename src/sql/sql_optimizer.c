@@ -132,7 +132,8 @@ static df_expr *fold_logic(opt *o, df_expr *e) {
         if (is_bool_lit(a, !is_and)) return a;   /* x AND FALSE, x OR TRUE */
         if (is_bool_lit(a, is_and)) continue;   /* x AND TRUE, x OR FALSE */
         if (a->kind == e->kind) {               /* flatten */
-            df_expr **nk = df__lplan_alloc(o->p, (size_t)(e->nargs + a->nargs) * sizeof *nk);
+            /* Room for what is kept, a's operands and the operands still to come. */
+            df_expr **nk = df__lplan_alloc(o->p, (size_t)(n + a->nargs + (e->nargs - i - 1)) * sizeof *nk);
             if (!nk) return oom(o);
             df__memcpy(nk, keep, (size_t)n * sizeof *nk);
             keep = nk;

@@ -41,6 +41,9 @@ DF_TEST(three_valued_logic) {
     df_catalog *cat = tu_catalog();
     TU_EXPECT(cat, "SELECT NULL AND false, NULL AND true, NULL OR true, NULL OR false, NOT NULL", "false|NULL|true|NULL|NULL");
     TU_EXPECT(cat, "SELECT 1 IN (1, NULL), 2 IN (1, NULL), 2 NOT IN (1, NULL), NULL IN (1)", "true|NULL|NULL|NULL");
+    /* Nested conjunctions flatten while folding (each nested one wider than the outer). */
+    TU_EXPECT(cat, "SELECT count(*) FROM (VALUES (1, 2, 3)) AS t(x, y, z) WHERE (x > 0 AND y > 0 AND z > 0 AND true) "
+                   "AND (x < 9 AND y < 9 AND z < 9 AND x <> 5) AND (x = 1 OR (y = 2 OR z = 3 OR x = 4))", "1");
     TU_EXPECT(cat, "SELECT NULL IS NULL, 1 IS NOT NULL, NULL IS DISTINCT FROM NULL, 1 IS DISTINCT FROM NULL",
               "true|true|false|true");
     df_catalog_free(cat);
