@@ -509,7 +509,9 @@ def answer(run, sql):
     """("ok", rows) or ("error", message)."""
     try:
         return "ok", rows_of(run(sql))
-    except Exception as e:  # noqa: BLE001  (any failure of either engine is an answer)
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except BaseException as e:  # noqa: BLE001  (any failure of either engine is an answer, a Rust panic included)
         return "error", f"{type(e).__name__}: {e}"
 
 
