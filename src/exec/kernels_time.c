@@ -821,24 +821,11 @@ static df_errkind to_local_time_k(const df_kargs *k, const df_xreg *a, int32_t n
     return df__kernel_finish(k, v, e, out);
 }
 
-static df_errkind result_zone(const df_expr *call, df_kernel *out, df_error *err) {
-    time_aux *ta = df_calloc(1, sizeof *ta);
-    if (!ta) return DF_OOM(err);
-    df_errkind e = df__tz_open(call->type->timezone, &ta->tz, err);
-    if (e) {
-        df_free(ta);
-        return e;
-    }
-    out->aux = ta;
-    out->aux_free = time_aux_free;
-    return DF_OK;
-}
-
 /* ------------------------------------------------------------------------ */
 /* Registry                                                                  */
 
-static df_errkind with_zone(const df_expr *call, df_kernel *out, df_error *err) {
-    const df_type *t = call->args[0]->type;
+/* Opens the zone of zoned timestamp type t once for the kernel (nothing for other types). */
+static df_errkind with_zone(const df_type *t, df_kernel *out, df_error *err) {
     if (t->id != DF_TYPE_TIMESTAMP || !t->timezone) return DF_OK;
     time_aux *ta = df_calloc(1, sizeof *ta);
     if (!ta) return DF_OOM(err);
@@ -865,11 +852,11 @@ df_errkind df__kernels_time(const df_expr *call, df_kernel *out, df_error *err) 
     case DF_FN_AT_TIME_ZONE:
         out->fn = at_time_zone_k;
         out->can_error = true;
-        return result_zone(call, out, err);
+        return with_zone(call->type, out, err);
     case DF_FN_TO_LOCAL_TIME:
         out->fn = to_local_time_k;
         out->can_error = true;
-        return with_zone(call, out, err); /* no zone (naive input): the value is its own wall time */
+        return with_zone(call->args[0]->type, out, err); /* no zone (naive input): the value is its own wall time */
     case DF_FN_TO_TIME:
         if (call->nargs >= 2) {
             out->fn = parse_formats_k;
@@ -877,8 +864,8 @@ df_errkind df__kernels_time(const df_expr *call, df_kernel *out, df_error *err) 
             out->can_error = true;
             return DF_OK;
         }
-        out->fn = to_time_k; out->can_error = true; return with_zone(call, out, err);
-    case DF_FN_TO_CHAR: out->fn = to_char_k; out->can_error = true; return with_zone(call, out, err);
+        out->fn = to_time_k; out->can_error = true; return with_zone(call->args[0]->type, out, err);
+    case DF_FN_TO_CHAR: out->fn = to_char_k; out->can_error = true; return with_zone(call->args[0]->type, out, err);
     default: return DF_OK;
     }
 }
